@@ -42,17 +42,30 @@ is charged to the steps during which it runs. Before each click the page is left
 200 ms, not timed); a page that does not render within ``--step-timeout``
 seconds is reported as such (with what was on screen) and the run goes on.
 
+Repetitions (``--repeat N``, default 3): a sub-second click is one sample of a noisy
+wall clock, so each study is measured N times, each time on a fresh server (a page's
+first click is again the server's first render of it) and the page clicks and new tabs
+are timed again; each such figure is the median of its N samples. The cold start, the
+first request and mark complete are single samples (the first two are a fresh server's
+first moments, taken on the first repetition; mark complete labels and marks a query,
+so it is taken once, on the last repetition, after every page has been timed on the
+unchanged study) and are said to be single in the output.
+
 On both engines (``--engines sqlite,postgres``; both by default when a PostgreSQL
 server is named by ``--postgres-url`` or ``RELEVANCE_LEDGER_BENCH_POSTGRES_URL`` and
-answers) each study is built and measured on each engine in turn, a PostgreSQL store
-in a fresh database of that server (dropped after; the app is given its URL as
-``RELEVANCE_LEDGER_DB``), and every figure is printed side by side at the end: the
-SQLite time, the PostgreSQL time, their ratio beside the target (PostgreSQL within
-1.5x of SQLite).
+answers) each study is built on each engine, a PostgreSQL store in a fresh database of
+that server (dropped after; the app is given its URL as ``RELEVANCE_LEDGER_DB``), and
+the engines' repetitions are interleaved (repetition 1 on SQLite then PostgreSQL,
+repetition 2 on PostgreSQL then SQLite, and so on), so that a swing of the machine's
+load falls on both engines alike. Every figure is printed side by side at the end: each
+engine's median, with the minimum and maximum and every sample, the ratio of the
+medians beside the target (PostgreSQL within 1.5x of SQLite) with the ratio of the
+medians of the server's CPU seconds, and the load averages seen while that figure's
+samples were taken.
 
 Usage: python benchmarks/bench_app.py [--queries 10000] [--results 100] [--workdir DIR]
-       [--skip-big] [--cold-runs 1] [--step-timeout 120] [--engines sqlite,postgres]
-       [--postgres-url URL] [--postgres-prefix bench]
+       [--skip-big] [--repeat 3] [--cold-runs 1] [--step-timeout 120]
+       [--engines sqlite,postgres] [--postgres-url URL] [--postgres-prefix bench]
 """
 
 import argparse
@@ -162,6 +175,19 @@ def load() -> str:
     return f"load {os.getloadavg()[0]:.1f}"
 
 
+#: One study's figures on one engine: figure name -> its samples (seconds, one per
+#: repetition; NaN: not rendered), with ``<name> cpu`` (the server's CPU seconds) and
+#: ``<name> load`` (the 1-minute load average after the sample) beside each.
+Figures = dict[str, list[float]]
+
+
+def _add(figures: Figures, name: str, seconds: float, cpu: float | None = None) -> None:
+    figures.setdefault(name, []).append(seconds)
+    if cpu is not None:
+        figures.setdefault(f"{name} cpu", []).append(cpu)
+    figures.setdefault(f"{name} load", []).append(os.getloadavg()[0])
+
+
 def _runs(page) -> int:
     page.evaluate(_WATCH)
     return int(page.evaluate("() => window.__rlRuns"))
@@ -225,9 +251,10 @@ def _verdict(seconds: float, target: float) -> str:
 
 class Timed:
     """One measured step: wall seconds (``step`` returns them), the server's CPU seconds
-    during it and the load average after it, printed beside its target."""
+    during it and the load average after it, printed beside its target and added to the
+    figure's samples."""
 
-    def __init__(self, pid: int, figures: dict[str, float]) -> None:
+    def __init__(self, pid: int, figures: Figures) -> None:
         self.pid, self.figures = pid, figures
 
     def step(self, name: str, label: str, target: float, action) -> float | None:
@@ -236,19 +263,20 @@ class Timed:
             seconds = action()
         except NotRendered as error:
             print(f"  {label:26s} NOT RENDERED  target < {target:g} s  NOT MET ({error}; {load()})")
-            self.figures[name] = float("nan")
+            _add(self.figures, name, float("nan"))
             return None
         used = server_cpu(self.pid) - cpu
-        self.figures[name], self.figures[f"{name} cpu"] = seconds, used
+        _add(self.figures, name, seconds, used)
         print(f"  {label:26s} {_verdict(seconds, target)}  (server CPU {used:5.2f} s; {load()})")
         return seconds
 
 
-def measure_study(browser, db_path: Path | str, study: str, label: str, *, page_target: float,
-                  compare_target: float, workdir: Path, cold_start: bool,
-                  dashboard_build: bool) -> dict[str, float]:
-    """Start a server on ``db_path`` and print every figure of ``study``."""
-    figures: dict[str, float] = {}
+def measure_study(browser, db_path: Path | str, study: str, label: str, figures: Figures, *,
+                  page_target: float, compare_target: float, workdir: Path, cold_start: bool,
+                  dashboard_build: bool, first: bool, last: bool) -> None:
+    """Start a fresh server on ``db_path``, print every figure of ``study`` and add its
+    samples to ``figures``: the first request (and the cold start) only when ``first``,
+    mark complete (demo) only when ``last``."""
     print(f"\n== {label} ({load()}) ==")
     # The user's browser is open before the server starts (opening a tab is not the app's time).
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
@@ -261,17 +289,22 @@ def measure_study(browser, db_path: Path | str, study: str, label: str, *, page_
     try:
         cpu = server_cpu(server.process.pid)
         home = open_page(page, server.url + "/" + params, "Label coverage")
-        if cold_start:
-            figures["cold"] = time.perf_counter() - started
+        if not first:
+            print(f"home, the server's first request: {home:.2f} s (not a figure: the first "
+                  f"request is taken on the first repetition only; {load()})")
+        elif cold_start:
+            _add(figures, "cold", time.perf_counter() - started)
+            _add(figures, "first request", home)
             print(f"cold start, `streamlit run app/launcher.py` -> home rendered: "
-                  f"{_verdict(figures['cold'], 3)} "
+                  f"{_verdict(figures['cold'][0], 3)} "
                   f"(server healthy after {server.startup_seconds:.2f} s, home {home:.2f} s, "
                   f"server CPU {server_cpu(server.process.pid):.2f} s of which after healthy "
                   f"(the launcher's preload and the first render) "
                   f"{server_cpu(server.process.pid) - cpu:.2f} s; {load()})")
             print(f"the first request to the fresh server (healthy -> home rendered): "
-                  f"{_verdict(home, FIRST_REQUEST_TARGET_S)}")
+                  f"{_verdict(home, FIRST_REQUEST_TARGET_S)} (both single samples)")
         else:
+            _add(figures, "first request", home)
             print(f"home, the server's first request: {_verdict(home, page_target)} (server CPU "
                   f"{server_cpu(server.process.pid) - cpu:.2f} s; {load()})")
         print(f"first sidebar click on each page (the server's first render of it; target < "
@@ -296,23 +329,22 @@ def measure_study(browser, db_path: Path | str, study: str, label: str, *, page_
                        lambda tab=tab, path=path, heading=heading: open_page(
                            tab, f"{server.url}/{path}{params}", heading))
             tab.close()
-        if study == "demo":
+        if study == "demo" and last:
             cpu = server_cpu(server.process.pid)
             try:
                 elapsed = mark_complete(page, server.url, db_path) / 1000
             except Exception as error:  # playwright's TimeoutError: the Annotate page failed
                 print(f"mark complete: NOT MEASURED ({type(error).__name__}: "
                       f"{str(error).splitlines()[0]}; {load()})")
-                return figures
-            figures["mark complete"] = elapsed
-            print(f"mark complete, click -> 'Marked complete' on screen: "
+                return
+            _add(figures, "mark complete", elapsed)
+            print(f"mark complete (single sample), click -> 'Marked complete' on screen: "
                   f"{elapsed * 1000:7.0f} ms  target < 300 ms  "
                   f"{'met' if elapsed < 0.3 else 'NOT MET'} (server CPU while labeling the "
                   f"query and marking it {server_cpu(server.process.pid) - cpu:.2f} s; {load()})")
     finally:
         context.close()
         stop_app_process(server.process)
-    return figures
 
 
 def cold_starts(browser, db_path: Path | str, workdir: Path, runs: int) -> list[float]:
@@ -358,25 +390,56 @@ def engines(asked: str | None, url: str | None) -> list[str]:
     return names
 
 
-def side_by_side(label: str, figures: dict[str, dict[str, float]]) -> None:
-    """Every figure of one study on SQLite and PostgreSQL, their ratio and the 1.5x target."""
+#: Figures taken once per study and engine, whatever ``--repeat`` (see the module docstring).
+SINGLE = ("cold", "cold (median)", "first request", "mark complete")
+
+
+def _spread(samples: list[float]) -> str:
+    """``median (min-max) n=N``, or what did not render."""
+    seen = [x for x in samples if not math.isnan(x)]
+    if not seen:
+        return "not rendered"
+    missed = len(samples) - len(seen)
+    said = f"{statistics.median(seen):.2f}s ({min(seen):.2f}-{max(seen):.2f}) n={len(seen)}"
+    return said + (f" +{missed} not rendered" if missed else "")
+
+
+def side_by_side(label: str, figures: dict[str, Figures]) -> None:
+    """Every figure of one study on each engine: its median with the minimum, maximum and
+    samples, the ratio of the medians (PostgreSQL / SQLite) beside the 1.5x target, and
+    the load averages seen while its samples were taken."""
+    names = list(dict.fromkeys(name for engine in figures.values() for name in engine
+                               if not name.endswith((" cpu", " load"))))
     sqlite, postgres = figures.get("sqlite", {}), figures.get("postgres", {})
-    print(f"\n== {label}: PostgreSQL vs SQLite (target: within {ENGINE_RATIO_TARGET:g}x) ==")
-    print(f"  {'figure':34s} {'SQLite':>9s} {'PostgreSQL':>11s} {'ratio':>7s}")
-    for name in sqlite:
-        if name.endswith(" cpu") or name not in postgres:
-            continue
-        a, b = sqlite[name], postgres[name]
-        if math.isnan(a) or math.isnan(b):
-            said = ["not rendered" if math.isnan(x) else f"{x:.2f}s" for x in (a, b)]
-            print(f"  {name:34s} {said[0]:>9s} {said[1]:>11s} {'':>7s}  (not rendered)")
-            continue
-        ratio = b / a if a > 0 else float("inf")
-        cpu = ""
-        if f"{name} cpu" in sqlite and f"{name} cpu" in postgres:
-            cpu = f"  (server CPU {sqlite[name + ' cpu']:.2f} / {postgres[name + ' cpu']:.2f} s)"
-        print(f"  {name:34s} {a:8.2f}s {b:10.2f}s {ratio:6.2f}x  "
-              f"{'met' if ratio <= ENGINE_RATIO_TARGET else 'NOT MET'}{cpu}")
+    print(f"\n== {label}: medians of the repetitions (PostgreSQL vs SQLite, target: within "
+          f"{ENGINE_RATIO_TARGET:g}x; ratio of the medians) ==")
+    print(f"  {'figure':34s} {'SQLite median (min-max)':>30s} {'PostgreSQL median (min-max)':>30s}"
+          f" {'ratio':>7s}")
+    for name in names:
+        single = "  (single sample)" if name in SINGLE else ""
+        a, b = sqlite.get(name, []), postgres.get(name, [])
+        line = f"  {name:34s} {_spread(a) if a else '-':>30s} {_spread(b) if b else '-':>30s}"
+        seen_a = [x for x in a if not math.isnan(x)]
+        seen_b = [x for x in b if not math.isnan(x)]
+        if seen_a and seen_b and len(seen_a) == len(a) and len(seen_b) == len(b):
+            ratio = statistics.median(seen_b) / statistics.median(seen_a)
+            line += (f" {ratio:6.2f}x  "
+                     f"{'met' if ratio <= ENGINE_RATIO_TARGET else 'NOT MET'}")
+            cpu_a, cpu_b = sqlite.get(f"{name} cpu"), postgres.get(f"{name} cpu")
+            if cpu_a and cpu_b and statistics.median(cpu_a) > 0:
+                line += (f"  (server CPU, ratio of the medians: "
+                         f"{statistics.median(cpu_b) / statistics.median(cpu_a):.2f}x)")
+        elif a and b:
+            line += "          (not rendered)"
+        print(line + single)
+        for engine, shown, samples in (("sqlite", "SQLite", a), ("postgres", "PostgreSQL", b)):
+            if not samples:
+                continue
+            cpu = figures.get(engine, {}).get(f"{name} cpu", [])
+            loads = figures.get(engine, {}).get(f"{name} load", [])
+            print(f"      {shown:10s} samples {' '.join(f'{x:.2f}' for x in samples)}"
+                  + (f"; server CPU {' '.join(f'{x:.2f}' for x in cpu)}" if cpu else "")
+                  + (f"; load {' '.join(f'{x:.1f}' for x in loads)}" if loads else ""))
 
 
 def build_stores(engine: str, workdir: Path, args, url: str | None,
@@ -407,18 +470,29 @@ def build_stores(engine: str, workdir: Path, args, url: str | None,
     return demo, big
 
 
+def _interleaved(measured: list[str], run: int) -> list[str]:
+    """The engines in the order of repetition ``run``: as given, reversed on every other
+    repetition, so neither engine always goes first."""
+    return list(measured) if run % 2 == 0 else list(reversed(measured))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--queries", type=int, default=10_000)
     parser.add_argument("--results", type=int, default=100)
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--skip-big", action="store_true", help="the demo study only")
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="repetitions of each study's page clicks and new tabs (a fresh "
+                             "server each; each figure is their median)")
     parser.add_argument("--cold-runs", type=int, default=1,
                         help="cold starts to measure on the demo study (the first with its pages)")
     parser.add_argument("--step-timeout", type=float, default=STEP_TIMEOUT_S,
                         help="seconds after which a page that has not rendered is reported")
     postgres_scratch.add_engine_options(parser)
     args = parser.parse_args()
+    if args.repeat < 1:
+        parser.error("--repeat: at least 1")
     globals()["STEP_TIMEOUT_S"] = args.step_timeout
     workdir = args.workdir or Path(tempfile.mkdtemp(prefix="bench-app-"))
     workdir.mkdir(parents=True, exist_ok=True)
@@ -434,38 +508,43 @@ def main() -> None:
 
         from playwright.sync_api import sync_playwright
 
-        demo_figures: dict[str, dict[str, float]] = {}
-        big_figures: dict[str, dict[str, float]] = {}
+        demo_figures: dict[str, Figures] = {engine: {} for engine in measured}
+        big_figures: dict[str, Figures] = {engine: {} for engine in measured}
         with sync_playwright() as playwright:
             browser = playwright.chromium.launch(executable_path=str(CHROMIUM), headless=True,
                                                  args=CHROMIUM_ARGS)
             try:
-                for engine in measured:
-                    demo = stores[engine][0]
-                    demo_figures[engine] = figures = measure_study(
-                        browser, demo, "demo", f"demo study on {engine}", page_target=1,
-                        compare_target=1, workdir=workdir, cold_start=True,
-                        dashboard_build=False)
-                    if args.cold_runs > 1:
-                        print(f"more cold starts ({args.cold_runs - 1}):")
-                        walls = [figures["cold"],
-                                 *cold_starts(browser, demo, workdir, args.cold_runs - 1)]
-                        figures["cold (median)"] = statistics.median(walls)
-                        print(f"cold start, median of {len(walls)}: "
-                              f"{_verdict(statistics.median(walls), 3)}")
+                for run in range(args.repeat):
+                    for engine in _interleaved(measured, run):
+                        demo, figures = stores[engine][0], demo_figures[engine]
+                        measure_study(
+                            browser, demo, "demo",
+                            f"demo study on {engine}, repetition {run + 1} of {args.repeat}",
+                            figures, page_target=1, compare_target=1, workdir=workdir,
+                            cold_start=True, dashboard_build=False, first=run == 0,
+                            last=run == args.repeat - 1)
+                        if run == 0 and args.cold_runs > 1 and "cold" in figures:
+                            print(f"more cold starts ({args.cold_runs - 1}):")
+                            walls = [figures["cold"][0],
+                                     *cold_starts(browser, demo, workdir, args.cold_runs - 1)]
+                            _add(figures, "cold (median)", statistics.median(walls))
+                            print(f"cold start, median of {len(walls)}: "
+                                  f"{_verdict(statistics.median(walls), 3)}")
                 if not args.skip_big:
-                    for engine in measured:
-                        big_figures[engine] = measure_study(
-                            browser, stores[engine][1], BIG_STUDY,
-                            f"{args.queries:,} queries x {args.results} results x 3 runs on "
-                            f"{engine}", page_target=2, compare_target=3, workdir=workdir,
-                            cold_start=False, dashboard_build=True)
+                    for run in range(args.repeat):
+                        for engine in _interleaved(measured, run):
+                            measure_study(
+                                browser, stores[engine][1], BIG_STUDY,
+                                f"{args.queries:,} queries x {args.results} results x 3 runs on "
+                                f"{engine}, repetition {run + 1} of {args.repeat}",
+                                big_figures[engine], page_target=2, compare_target=3,
+                                workdir=workdir, cold_start=False, dashboard_build=True,
+                                first=run == 0, last=run == args.repeat - 1)
             finally:
                 browser.close()
-        if len(measured) > 1:
-            side_by_side("demo study", demo_figures)
-            if big_figures:
-                side_by_side(f"{args.queries:,}-query study", big_figures)
+        side_by_side("demo study", demo_figures)
+        if not args.skip_big:
+            side_by_side(f"{args.queries:,}-query study", big_figures)
     print(f"\nload average after: {' '.join(f'{x:.1f}' for x in os.getloadavg())}")
 
 

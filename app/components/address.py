@@ -2,7 +2,8 @@
 
 * A page seeds its selectors from the address with :func:`restore_choice` (the address wins
   on a new request: a reload, bookmark, shared link or Back) and writes its choices back
-  with :func:`write_address`.
+  with :func:`write_address`; the selectors' ``persist_state="session"`` keeps the session's
+  last choice across page switches.
 * :data:`HISTORY_POLICY` makes an address change that keeps the page replace the history
   entry, so Back takes one press per page.
 * :func:`unknown_page_notice` says so when the address names no page (Streamlit shows Home).
@@ -37,8 +38,6 @@ HISTORY_POLICY = """<script>
 
 #: (page, parameter) -> the value this session last wrote there (another one is a new request).
 _WRITTEN_KEY = "_rl_address_written"
-#: widget key -> its last value (Streamlit drops a widget's state on a page it did not draw).
-_KEPT_KEY = "_rl_address_kept"
 
 
 def unknown_page_notice(url_paths: set[str]) -> None:
@@ -66,8 +65,11 @@ def restore_choice(page: str, param: str, key: str, options: list[str], *, what:
 
     The address's ``?param=`` wins when it is a new request (not the value this session last
     wrote on ``page``); a value that is not an option is named in a warning. Otherwise the
-    session's last choice is kept (across page switches), else the selector's default.
+    session's last choice (kept by the selector's ``persist_state``, dropped when no longer
+    an option) or its default shows.
     """
+    if key in st.session_state and st.session_state[key] not in options:
+        del st.session_state[key]
     wanted = st.query_params.get(param)
     if wanted is not None and wanted != _written().get((page, param)):
         if wanted in options:
@@ -76,17 +78,6 @@ def restore_choice(page: str, param: str, key: str, options: list[str], *, what:
             st.warning(escape_markdown(
                 f"The address asks for {what} {wanted!r}, which this study does not have; "
                 f"showing {st.session_state.get(key) or options[0]!r} instead."))
-    elif key not in st.session_state:
-        kept = st.session_state.get(_KEPT_KEY, {}).get(key)
-        if kept in options:
-            st.session_state[key] = kept
-    if key in st.session_state and st.session_state[key] not in options:
-        del st.session_state[key]
-
-
-def keep(key: str, value: object) -> None:
-    """Remember a selector's value for the session's next visit to its page."""
-    st.session_state.setdefault(_KEPT_KEY, {})[key] = value
 
 
 def set_param(name: str, value: str) -> None:
@@ -127,7 +118,6 @@ def restore_choices(page: str, param: str, key: str, options: list[str], default
                 "study does not have; they are left out."))
         st.session_state[key] = [name for name in names if name in options]
     elif key not in st.session_state:
-        kept = st.session_state.get(_KEPT_KEY, {}).get(key)
-        st.session_state[key] = [n for n in kept if n in options] if kept else list(default)
+        st.session_state[key] = list(default)
     else:
         st.session_state[key] = [n for n in st.session_state[key] if n in options]

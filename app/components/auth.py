@@ -21,8 +21,6 @@ import streamlit as st
 
 from app.components.safe_text import escape_markdown
 from evalcore.access.identity import normalise_user_id
-from evalcore.store.membership import team_study_ids
-from evalcore.store.studies import list_studies
 
 AUTH_SECTION = "auth"
 SIGNED_IN_KEY = "_rl_signed_in_user"
@@ -56,21 +54,24 @@ def signed_in_user() -> str | None:
     return st.session_state.get(SIGNED_IN_KEY)
 
 
+def hidden_studies_notice(hidden: int) -> None:
+    """Without sign-in: say in the sidebar how many team-mode studies are not listed."""
+    if hidden:
+        st.sidebar.caption(
+            f"{hidden} team-mode stud{'y is' if hidden == 1 else 'ies are'} not shown: "
+            "they need sign-in (see the README, Team sign-in)."
+        )
+
+
 def identity_gate(db: sqlite_utils.Database) -> str | None:
-    """Require sign-in in team mode (stops the run until signed in); show who is working.
+    """Require sign-in in team mode (stops the run until signed in); show who is working
+    (without sign-in, the study picker says how many team-mode studies it leaves out).
 
     Returns the signed-in identity in team mode, None in local single-user mode.
     """
     if not sign_in_configured():
         st.session_state.pop(SIGNED_IN_KEY, None)
         st.sidebar.info(LOCAL_MODE_TEXT, icon=":material/person:")
-        team = team_study_ids(db)
-        hidden = sum(s.study_id in team for s in list_studies(db))
-        if hidden:
-            st.sidebar.caption(
-                f"{hidden} team-mode stud{'y is' if hidden == 1 else 'ies are'} not shown: "
-                "they need sign-in (see the README, Team sign-in)."
-            )
         return None
     if not st.user.get("is_logged_in"):
         st.session_state.pop(SIGNED_IN_KEY, None)

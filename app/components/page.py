@@ -6,13 +6,16 @@ from typing import Any
 import pandas as pd
 import streamlit as st
 
-from app.components.safe_text import escape_markdown
+from app.components.safe_text import escape_markdown, markdown_lines
 from app.components.session import current_study, get_db, reader
 from evalcore.access.decisions import PermissionDenied
+from evalcore.analysis.bottom_line import GLOSSARY, BottomLine, table_rows
 from evalcore.store.studies import StudyIn
 from evalcore.store.study_handle import Study, open_study
 
 NO_STUDY = "This store holds no study yet: import one on the Data page."
+#: The bottom line's tooltip: what its words mean.
+GLOSSARY_HELP = "  \n".join(f"**{word}**: {text}" for word, text in GLOSSARY.items())
 
 
 def study_page(title: str) -> tuple[StudyIn, Study]:
@@ -58,3 +61,12 @@ def say(kind: str, text: str, **options: Any) -> None:
 def show_rows(rows: Iterable[dict], **options: Any) -> None:
     """Rows of plain values as the app's tables are drawn: full width, no index column."""
     st.dataframe(pd.DataFrame(list(rows)), hide_index=True, width="stretch", **options)
+
+
+def show_bottom_line(line: BottomLine, *, glossary: bool = False) -> None:
+    """A pair's bottom line: its sentence (with :data:`GLOSSARY_HELP` as its tooltip if
+    ``glossary``), its table (a row per measure) and its notes."""
+    st.markdown(f"**{escape_markdown(line.sentence)}**", help=GLOSSARY_HELP if glossary else None)
+    st.table(pd.DataFrame(table_rows(line)).set_index("measure"))
+    if line.notes:
+        st.caption(markdown_lines(*map(escape_markdown, line.notes)))

@@ -10,7 +10,7 @@ import streamlit as st
 
 from app.components.address import set_param
 from app.components.page import say
-from evalcore.analysis.query_set import QuerySetError, QuerySetSpec, stored_query_set
+from evalcore.analysis.query_set import QuerySetError, QuerySetSpec, resolve_stored_query_set
 from evalcore.live.decide_state import DecideTarget
 from evalcore.store.study_handle import Study
 
@@ -90,7 +90,7 @@ def decide_query_set(study: Study, target: DecideTarget) -> tuple[str, ...] | No
     if kind == "all":
         return None
     try:
-        resolved = stored_query_set(
+        resolved = resolve_stored_query_set(
             study,
             [target.run_a, target.run_b],
             ids if kind == "list" else kind,

@@ -78,13 +78,19 @@ def studies(db: sqlite_utils.Database) -> list[StudyIn]:
     sign-in the identity is self-declared, so only studies in local
     single-user mode are listed.
     """
+    return _listed(db)[0]
+
+
+def _listed(db: sqlite_utils.Database) -> tuple[list[StudyIn], int]:
+    """:func:`studies`, and without sign-in how many team-mode studies it leaves out (0
+    when signed in): one read of the store's studies."""
     from app.components.auth import signed_in_user
-    from evalcore.store.scoping import local_studies, visible_studies
+    from evalcore.store.scoping import local_studies_and_team_count, visible_studies
 
     user = signed_in_user()
     if user is not None:
-        return visible_studies(db, user, include_local=False)
-    return local_studies(db)
+        return visible_studies(db, user, include_local=False), 0
+    return local_studies_and_team_count(db)
 
 
 def current_study(db: sqlite_utils.Database) -> StudyIn | None:
@@ -108,7 +114,10 @@ def study_picker(db: sqlite_utils.Database) -> StudyIn | None:
 
     The entry script calls it at the start of every run: the studies it lists are the ones
     :func:`current_study` chooses from for the rest of the run."""
-    known = studies(db)
+    from app.components.auth import hidden_studies_notice
+
+    known, hidden = _listed(db)
+    hidden_studies_notice(hidden)
     st.session_state[_KNOWN_KEY] = known
     if not known:
         st.sidebar.info("This store holds no study yet: import one on the Data page.")

@@ -10,7 +10,7 @@ text, never HTML or markdown), every annotator's gain, note and time; no gain is
 import plotly.graph_objects as go
 import streamlit as st
 
-from app.components.address import keep, restore_choice, write_address
+from app.components.address import restore_choice, write_address
 from app.components.information_need import show_information_need
 from app.components.links import AGREEMENT_PAGE, QUERY_PARAM, UNIT_PARAM, item_params
 from app.components.page import flash, say, show_flash, show_rows, study_page
@@ -159,8 +159,7 @@ def _conflict_page(listed: list[tuple[str, str]]) -> list[tuple[str, str]]:
     chosen = left.selectbox(
         "Conflicts of", [ALL_QUERIES, *queries], key=FILTER_KEY,
         format_func=lambda q: q if q == ALL_QUERIES else
-        f"query {q} ({sum(1 for x, _ in listed if x == q)})")
-    keep(FILTER_KEY, chosen)
+        f"query {q} ({sum(1 for x, _ in listed if x == q)})", persist_state="session")
     rows = listed if chosen == ALL_QUERIES else [c for c in listed if c[0] == chosen]
     pages = [str(n) for n in range(1, (len(rows) - 1) // CONFLICTS_PER_PAGE + 2)]
     restore_choice(PAGE, PAGE_PARAM, PAGE_KEY, pages, what="page")
@@ -168,8 +167,7 @@ def _conflict_page(listed: list[tuple[str, str]]) -> list[tuple[str, str]]:
         "Page", pages, key=PAGE_KEY,
         format_func=lambda n: f"{n} of {len(pages)} (conflicts "
         f"{(int(n) - 1) * CONFLICTS_PER_PAGE + 1}–{min(int(n) * CONFLICTS_PER_PAGE, len(rows))}"
-        f" of {len(rows)})")
-    keep(PAGE_KEY, number)
+        f" of {len(rows)})", persist_state="session")
     write_address(PAGE, {FILTER_PARAM: None if chosen == ALL_QUERIES else chosen,
                          PAGE_PARAM: None if number == "1" else number})
     start = (int(number) - 1) * CONFLICTS_PER_PAGE

@@ -64,6 +64,7 @@ from evalcore.annotation.progress import (
 )
 from evalcore.contract.query_order import natural_key
 from evalcore.estimation.stored import sample_queue
+from evalcore.live.dashboard import query_results_by_run
 from evalcore.live.decide_state import (
     DECIDE_MEASURES,
     DecideState,
@@ -74,7 +75,6 @@ from evalcore.live.decide_state import (
     next_queue_item,
     study_run_names,
 )
-from evalcore.live.query_results import query_results_by_run
 from evalcore.retrieval.search import search_corpus
 from evalcore.store.authorize import allowed
 from evalcore.store.cant_judge import cant_judge_units, record_cant_judge
@@ -117,7 +117,6 @@ _REFUSED_KEY = "_rl_refused"
 #: The query this session has open; changed only by the annotator's own action.
 _OPEN_QUERY_KEY = "_rl_open_query"
 _PENDING_QUERY_KEY = "_rl_pending_query"
-_UNBLIND_KEEP = "_rl_unblind_keep"
 _MAX_QUEUE = 1000
 QUERY_PARAM = "query"
 UNIT_PARAM = "unit"
@@ -188,8 +187,8 @@ def _on_screen(study_id: str, annotator: str) -> ItemToken | None:
 
 
 def _put_on_screen(handle: Study, query_id: str | None, unit_id: str | None,
-                   annotator: str) -> None:
-    """Make the item's token the one on screen (None: no item on screen).
+                   annotator: str) -> ItemToken | None:
+    """Make the item's token the one on screen and return it (None: no item on screen).
 
     Showing numbers keep counting after a screen without an item (a finished query, a
     decided measure): a number is never given to two showings, so a key press held for
@@ -203,6 +202,7 @@ def _put_on_screen(handle: Study, query_id: str | None, unit_id: str | None,
                           annotator=annotator, previous=shown.get((study_id, annotator)))
         shown[(study_id, annotator)] = token
     _screens()[(study_id, annotator)] = token
+    return token
 
 
 def _item(token: ItemToken) -> dict[str, str]:
@@ -497,7 +497,9 @@ def _on_search_grade(token: ItemToken, gain: int) -> None:
 # --- rendering --------------------------------------------------------------------
 
 
-def _queue(handle: Study, annotator: str) -> str | None:
+def _queue(handle: Study, annotator: str) -> tuple[str | None, StudyProgress | None]:
+    """The query selector: the open query, and the study's progress it read (None while a
+    large study's is counted in the background), which the work area shows."""
     texts = query_texts(handle)
     progress = study_progress_if_ready(handle, annotator, len(texts))
     kept = st.session_state.get(_OPEN_QUERY_KEY)
@@ -511,7 +513,7 @@ def _queue(handle: Study, annotator: str) -> str | None:
         ids = [q for q, p in progress.queries.items() if p.pooled or p.labeled]
         if not ids:
             st.info("No query has pooled results yet: create or import a run on the Data page.")
-            return None
+            return None, progress
         if len(ids) > _MAX_QUEUE:
             unfinished = [q for q in ids if progress.queries[q].mine < progress.queries[q].pooled]
             ids = unfinished[:_MAX_QUEUE] or ids[:_MAX_QUEUE]
@@ -525,18 +527,15 @@ def _queue(handle: Study, annotator: str) -> str | None:
     # The selector shows the open query; what it sends back counts only through
     # _on_pick (the annotator's own choice), never as a value of its own.
     st.session_state[QUERY_KEY] = chosen
-    if UNBLIND_KEY not in st.session_state:
-        st.session_state[UNBLIND_KEY] = bool(st.session_state.get(_UNBLIND_KEEP, False))
 
     st.selectbox("Query", ids, format_func=lambda qid: query_option(
                      qid, progress.queries.get(qid) if progress else None, texts.get(qid, "")),
                  key=QUERY_KEY, on_change=_on_pick, args=(ids,))
-    st.session_state[_UNBLIND_KEEP] = st.toggle(
-        "Show ranks and runs", key=UNBLIND_KEY,
-        help="Off (blind): items come in a shuffled order fixed per annotator.")
+    st.toggle("Show ranks and runs", key=UNBLIND_KEY, persist_state="session",
+              help="Off (blind): items come in a shuffled order fixed per annotator.")
     st.session_state[_ADDRESS_QUERY_KEY] = chosen
     set_param(QUERY_PARAM, chosen)
-    return chosen
+    return chosen, progress
 
 
 def _on_pick(ids: list[str]) -> None:
@@ -696,9 +695,8 @@ def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
     state = _cached_state(handle, target)
     passed = {(q, u) for s, q, u in st.session_state.get(_DECIDE_PASSED_KEY, set()) if s == sid}
     item = next_queue_item(handle, state.items, annotator, passed)
-    _put_on_screen(handle, item.query_id if item else None, item.unit_id if item else None,
-                   annotator)
-    token = _on_screen(sid, annotator)
+    token = _put_on_screen(handle, item.query_id if item else None,
+                           item.unit_id if item else None, annotator)
     with st.container():  # one slot, so the messages never shift the columns below
         _show_messages()
     show_verdict_line(state)
@@ -792,9 +790,8 @@ def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
     queue = sample_queue(handle, name)
     waiting = [u for u in queue if u.state == "open"]
     item = waiting[0] if waiting else None
-    _put_on_screen(handle, item.query_id if item else None, item.unit_id if item else None,
-                   annotator)
-    token = _on_screen(sid, annotator)
+    token = _put_on_screen(handle, item.query_id if item else None,
+                           item.unit_id if item else None, annotator)
     labeled = sum(1 for u in queue if u.state == "labeled")
     passed = sum(1 for u in queue if u.state == "non-response")
     with st.container():
@@ -833,13 +830,15 @@ def _annotate(study: StudyIn, annotator: str) -> None:
         if target is not None:
             _decide_workspace(handle, study, target, annotator)
         return
-    chosen = _queue(handle, annotator)
+    chosen, progress = _queue(handle, annotator)
     if chosen is not None:
         _open_address_unit(handle, chosen, annotator)
-        _workspace(handle, study, chosen, annotator)
+        _workspace(handle, study, chosen, annotator, progress)
 
 
-def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str) -> None:
+def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str,
+               study_progress: StudyProgress | None) -> None:
+    """The open query's work area; ``study_progress``: as the selector read it this run."""
     sid = study.study_id
     query_text = query_text_of(handle, query_id)
     pool = cached_pool(handle, query_id)
@@ -849,13 +848,11 @@ def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str) -> 
     walk = _walk(handle, annotator, query_id)
     current = current_item(order, mine, walk)
     walk.cursor = current
-    _put_on_screen(handle, query_id if current else None, current, annotator)
-    token = _on_screen(sid, annotator)
+    token = _put_on_screen(handle, query_id if current else None, current, annotator)
 
     st.markdown("#### " + escape_markdown(query_text or query_id))
     show_information_need(handle, query_id, expanded=True)
     qp = query_progress(handle, query_id, annotator)
-    study_progress = _study_progress(handle, annotator)
     with st.container(horizontal=True):  # side by side even on a phone: one line, not two
         st.progress(qp.mine / qp.pooled if qp.pooled else 1.0,
                     text=f"This query: you labeled {qp.mine} of {qp.pooled} pooled items"
@@ -874,7 +871,7 @@ def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str) -> 
         if token is None:
             item_keys("", None, partial(_on_presses, order))
             st.success("You have labeled every pooled item of this query.")
-            _next_query_button(handle, query_id, annotator)
+            _next_query_button(handle, query_id, study_progress)
             _undo_and_browse(sid, query_id, annotator, None, order)
         else:
             _confirm(token, order)
@@ -953,14 +950,9 @@ def _said(event: LabelEvent) -> str:
     return f"{who} {verb} {event.gain} ({GRADE_MEANINGS[event.gain]}) at {when} UTC"
 
 
-def _study_progress(handle: Study, annotator: str) -> StudyProgress | None:
-    """The study's progress, or None while a large study's is counted in the background."""
-    return study_progress_if_ready(handle, annotator, len(query_texts(handle)))
-
-
-def _next_query_button(handle: Study, query_id: str, annotator: str) -> None:
-    """Go to the next query (after this one in the queue) with pooled items left for you."""
-    progress = _study_progress(handle, annotator)
+def _next_query_button(handle: Study, query_id: str, progress: StudyProgress | None) -> None:
+    """Go to the next query (after this one in the queue) with pooled items left for you
+    (``progress``: the study's, as the selector read it this run)."""
     if progress is None:  # still being counted: the next query in the study's order
         ids = sorted(query_texts(handle), key=natural_key)
         start = ids.index(query_id) if query_id in ids else -1
@@ -989,7 +981,7 @@ def _item_head(handle: Study, study: StudyIn, query_id: str, query_text: str,
     unit_id = token.unit_id
     doc = get_document(db, study.corpus_id, unit_id)
     facts = [position, unit_id]
-    if st.session_state.get(UNBLIND_KEY):
+    if order is not None and st.session_state.get(UNBLIND_KEY):  # the queues have no toggle
         facts.append(", ".join(f"rank {r} in {run}" for run, r in sorted(ranks.get(unit_id, {}).items())))
     if unit_id in mine:
         facts.append(f"your label: {mine[unit_id]} ({GRADE_MEANINGS[mine[unit_id]]})")
@@ -1003,7 +995,8 @@ def _item_head(handle: Study, study: StudyIn, query_id: str, query_text: str,
         say("warning", f"{unit_id} is not in corpus {study.corpus_id}: "
                        "judge it by its id or skip it.")
         return None
-    shown = displayable_text(handle, unit_id=unit_id, runs=ranks.get(unit_id, {}))
+    shown = displayable_text(handle, unit_id=unit_id, runs=ranks.get(unit_id, {}),
+                             document=doc)
     if not shown.shown:  # another organisation's, or outside a run's protocol
         say("warning", f"{unit_id}: {shown.reason}")
         return None

@@ -15,15 +15,17 @@ from the background, the results table on a switch.
 section, never in the verdict table.
 """
 
+from typing import NamedTuple
+
 import pandas as pd
 import streamlit as st
 
-from app.components.address import keep, restore_choice, restore_choices, write_address
+from app.components.address import restore_choice, restore_choices, write_address
 from app.components.decide_link import decide_queue_params
 from app.components.figures import unchecked_figure
 from app.components.live_state import with_live_state
 from app.components.navigation import ANNOTATE
-from app.components.page import say, show_rows, study_page
+from app.components.page import GLOSSARY_HELP, say, show_bottom_line, show_rows, study_page
 from app.components.query_set_choice import QUERIES_PARAM, choose_query_set
 from app.components.safe_text import escape_markdown, markdown_lines
 from app.components.session import get_db, reader
@@ -36,7 +38,6 @@ from evalcore.analysis.bottom_line import (
     MeasureLine,
     bottom_line,
     paired_words,
-    table_rows,
 )
 from evalcore.analysis.bottom_line import signed as signed_text
 from evalcore.analysis.comparability import NotVerified, RunTerms, Verdict, comparability
@@ -48,7 +49,7 @@ from evalcore.analysis.pair_comparison import (
     compare_evaluated_pair,
     compare_pair,
 )
-from evalcore.analysis.query_set import QuerySetError, restrict_evaluation, stored_query_set
+from evalcore.analysis.query_set import QuerySetError, resolve_stored_query_set, restrict_evaluation
 from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.analysis.stats.correction import CORRECTION_LABELS
 from evalcore.analysis.stats.significance import TEST_LABELS
@@ -56,7 +57,6 @@ from evalcore.contract.measures import FAMILIES, Measure
 from evalcore.contract.results import METRIC_LABELS, METRICS, EvaluationReport
 from evalcore.estimation.pair_estimate import NotEstimable
 from evalcore.estimation.stored import draw_stored_sample, estimate_stored, line_estimate
-from evalcore.live.run_terms import live_run_terms
 from evalcore.report.charts import delta_figure
 from evalcore.report.decision_text import SELECTION_CAUTION
 from evalcore.store.automatic_labels import automatic_sources
@@ -69,8 +69,6 @@ from evalcore.store.study_measures import study_measures
 
 WORKING = "(working labels)"
 PAGE = "compare"
-#: The Bottom line's tooltip: what its words mean.
-GLOSSARY_HELP = "  \n".join(f"**{word}**: {text}" for word, text in GLOSSARY.items())
 #: Items of each measure's to-decide queue shown on the page.
 QUEUE_SHOWN = 10
 #: Cutoffs the measure picker offers (any measure of the catalogue at these depths).
@@ -115,12 +113,12 @@ def _evaluations(handle: Study, runs: list[str], reference: str | None) -> dict[
 
 def _run_terms(handle: Study, chosen: list[RunInfo], reference: str | None) -> list[RunTerms]:
     """Each chosen run's comparability terms: on the working labels from the shared live
-    state without making its per-query results (:mod:`evalcore.live.run_terms`), on a
+    state without making its per-query results (:meth:`LiveDashboard.run_terms`), on a
     frozen version from each run's evaluation (shared by sessions)."""
     if reference is not None:
         reports = _evaluations(handle, [r.name for r in chosen], reference)
         return [RunTerms.of(r.name, reports[r.name], r.corpus_fingerprint) for r in chosen]
-    return with_live_state(handle, lambda state, *_: [live_run_terms(state, r) for r in chosen])
+    return with_live_state(handle, lambda state, *_: [state.run_terms(r) for r in chosen])
 
 
 def _comparable(
@@ -149,77 +147,79 @@ def _results_table(comparison, k: int | None) -> list[dict[str, str]]:
     return rows
 
 
-def _pair_comparison(handle: Study, run_a: str, run_b: str, measures: list[str],
-                     reference: str | None, *, large: bool,
-                     queries: tuple[str, ...] | None = None) -> PairComparison:
+class _Pair(NamedTuple):
+    """What one comparison is computed for; ``queries``: the query set's ids (None: every
+    query of the study)."""
+
+    run_a: str
+    run_b: str
+    measures: tuple[str, ...]
+    reference: str | None
+    queries: tuple[str, ...] | None
+
+
+def _pair_comparison(handle: Study, pair: _Pair, *, large: bool) -> PairComparison:
     """The pair's verdicts, queues, paired tests and compatibility numbers, computed once
     per store state and choice and shared by every session. On a ``large`` study, until
     the whole comparison is computed (started in the background), the verdicts and paired
-    tests alone (queues None, no compatibility numbers). ``queries``: the query set's ids
-    (None: every query of the study)."""
-    key = _whole_key(run_a, run_b, measures, reference, queries)
+    tests alone (queues None, no compatibility numbers)."""
+    key = _whole_key(pair)
     if not large:
-        return shared_result(handle, key, lambda: _whole(handle, run_a, run_b, measures,
-                                                         reference, queries))
+        return shared_result(handle, key, lambda: _whole(handle, pair))
     whole = ready_result(handle, key)
     if whole is not None:
         return whole
-    evaluated = _evaluated_pair(handle, run_a, run_b, measures, reference, queries)
+    evaluated = _evaluated_pair(handle, pair)
     return shared_result(handle, key + ("verdicts only",), lambda: (
-        compare_evaluated_pair(evaluated, reference, verdicts_only=True)))
+        compare_evaluated_pair(evaluated, pair.reference, verdicts_only=True)))
 
 
-def _evaluated_pair(handle: Study, run_a: str, run_b: str, measures: list[str],
-                    reference: str | None, queries: tuple[str, ...] | None = None
-                    ) -> EvaluatedPair:
+def _evaluated_pair(handle: Study, pair: _Pair) -> EvaluatedPair:
     """Both runs read and evaluated once per store state and choice (shared by sessions):
     a large study's verdicts and, later, its queues and compatibility numbers read it. One
     per study is kept (it holds both runs' columns), the last chosen."""
+    run_a, run_b, measures, reference, queries = pair
     return shared_result(
-        handle, _evaluated_key(run_a, run_b, measures, reference, queries),
+        handle, _evaluated_key(pair),
         lambda: stored_pair(handle, run_a, run_b, measures, reference, query_ids=queries),
         alone=True)
 
 
-def _evaluated_key(run_a: str, run_b: str, measures: list[str], reference: str | None,
-                   queries: tuple[str, ...] | None = None) -> tuple:
-    return ("evaluated_pair", run_a, run_b, tuple(measures), reference, queries)
+def _evaluated_key(pair: _Pair) -> tuple:
+    return ("evaluated_pair", *pair)
 
 
-def _whole_key(run_a: str, run_b: str, measures: list[str], reference: str | None,
-               queries: tuple[str, ...] | None = None) -> tuple:
+def _whole_key(pair: _Pair) -> tuple:
     """The shared-result key of the whole comparison (queues and compat included)."""
-    return ("compare_pair", run_a, run_b, tuple(measures), reference, QUEUE_SHOWN, queries)
+    return ("compare_pair", *pair, QUEUE_SHOWN)
 
 
-def _whole(handle: Study, run_a: str, run_b: str, measures: list[str], reference: str | None,
-           queries: tuple[str, ...] | None) -> PairComparison:
+def _whole(handle: Study, pair: _Pair) -> PairComparison:
     """The whole comparison of the pair (verdicts, queues, paired tests, compat numbers)."""
+    run_a, run_b, measures, reference, queries = pair
     return compare_pair(handle, run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN,
                         query_ids=queries)
 
 
 @st.fragment(run_every=PENDING_POLL_SECONDS)
-def _pending_parts(study_id: str, run_a: str, run_b: str, measures: list[str],
-                   reference: str | None, queries: tuple[str, ...] | None = None) -> None:
+def _pending_parts(study_id: str, pair: _Pair) -> None:
     """A note while a large study's queues and compatibility numbers are computed in the
     background, the whole page again once they are ready. The background work starts on the
     fragment's next run, once the page's first render is sent, from the pair and verdicts
     already computed."""
     handle = open_study(get_db(), study_id, reader())
-    key = _whole_key(run_a, run_b, measures, reference, queries)
+    key = _whole_key(pair)
     if ready_result(handle, key) is not None:
         st.rerun()
     shown = st.session_state.setdefault(_PENDING_SHOWN, set())
     if key in shown:
-        evaluated = ready_result(
-            handle, _evaluated_key(run_a, run_b, measures, reference, queries), alone=True)
+        evaluated = ready_result(handle, _evaluated_key(pair), alone=True)
         verdicts = ready_result(handle, key + ("verdicts only",))
 
         def whole(own: Study) -> PairComparison:
             if evaluated is None:
-                return _whole(own, run_a, run_b, measures, reference, queries)
-            return compare_evaluated_pair(evaluated, reference, queue_limit=QUEUE_SHOWN,
+                return _whole(own, pair)
+            return compare_evaluated_pair(evaluated, pair.reference, queue_limit=QUEUE_SHOWN,
                                           verdicts=verdicts)
 
         compute_in_background(handle, key, whole)
@@ -339,16 +339,13 @@ def _bottom_line_section(handle: Study, baseline: str, candidates: list[str],
     pairs: list[PairComparison] = []
     for candidate in candidates:
         try:
-            pc = _pair_comparison(handle, candidate, baseline, measures, reference,
-                                  large=large, queries=queries)
+            pc = _pair_comparison(
+                handle, _Pair(candidate, baseline, tuple(measures), reference, queries),
+                large=large)
         except (LookupError, ValueError) as error:
             say("error", f"No verdict for {candidate}: {error}")
             continue
-        line = bottom_line(pc)
-        st.markdown(f"**{escape_markdown(line.sentence)}**")
-        st.table(pd.DataFrame(table_rows(line)).set_index("measure"))
-        if line.notes:
-            st.caption(markdown_lines(*map(escape_markdown, line.notes)))
+        show_bottom_line(bottom_line(pc))
         pairs.append(pc)
     say("caption", over)
     for note in pairs[0].notes if pairs else []:  # the corpus size bounding open populations
@@ -363,7 +360,8 @@ def _bottom_line_section(handle: Study, baseline: str, candidates: list[str],
         "Annotate page working through them."))
     for pc in pairs:
         if any(item.queue is None for item in pc.measures):
-            _pending_parts(handle.study_id, pc.run_a, baseline, measures, reference, queries)
+            _pending_parts(handle.study_id,
+                           _Pair(pc.run_a, baseline, tuple(measures), reference, queries))
             continue
         lines = bottom_line(pc).measures
         shown = [(item, line) for item, line in zip(pc.measures, lines, strict=True)
@@ -502,20 +500,18 @@ restore_choices(PAGE, "runs", "rl_compare_runs", list(infos), list(infos)[:2], w
 restore_choice(PAGE, "reference", "rl_compare_reference", versions, what="reference")
 chosen_names = top[0].multiselect(
     "Runs (the first is the baseline)", list(infos),
-    key="rl_compare_runs",
+    key="rl_compare_runs", persist_state="session",
     help=f"The first run is the baseline; each other run is a candidate. Every difference on "
          f"this page is {DIFFERENCE}: a positive number means the candidate scores higher.")
-version = top[2].selectbox("Reference", versions, key="rl_compare_reference")
+version = top[2].selectbox("Reference", versions, key="rl_compare_reference",
+                           persist_state="session")
 reference = None if version == WORKING else version
 depth = min((infos[n].k for n in chosen_names), default=min(r.k for r in infos.values()))
 defaults = _default_measures(handle, depth)
 restore_choices(PAGE, "measures", "rl_compare_measures", _measure_options(defaults), defaults,
                 what="measures")
 measures = top[1].multiselect("Measures", _measure_options(defaults),
-                              key="rl_compare_measures")
-keep("rl_compare_runs", chosen_names)
-keep("rl_compare_reference", version)
-keep("rl_compare_measures", measures)
+                              key="rl_compare_measures", persist_state="session")
 write_address(PAGE, {"runs": ",".join(chosen_names), "measures": ",".join(measures),
                      "reference": None if version == WORKING else version})
 
@@ -548,7 +544,7 @@ if spec is None:
     st.stop()
 try:
     query_set = shared_result(handle, ("query_set", tuple(same), spec.model_dump_json(), reference),
-                              lambda: stored_query_set(handle, same, spec, reference))
+                              lambda: resolve_stored_query_set(handle, same, spec, reference))
 except QuerySetError as error:
     say("error", f"No verdict on these queries: {error}")
     st.stop()

@@ -18,7 +18,7 @@ unavailable, or why it has none.
 import pandas as pd
 import streamlit as st
 
-from app.components.address import keep, restore_choice, write_address
+from app.components.address import restore_choice, write_address
 from app.components.chips import reason_text
 from app.components.figures import unchecked_figure
 from app.components.links import item_params
@@ -233,13 +233,11 @@ def _subset_chart(handle: Study, name: str, n_queries: int, pages: int) -> None:
     left, middle, right = st.columns(3)
     restore_choice(PAGE, "queries", SUBSET_KEY, list(SUBSETS), what="rule")
     rule = left.selectbox("Queries of the per-query chart", list(SUBSETS), key=SUBSET_KEY,
-                          format_func=SUBSETS.__getitem__)
-    keep(SUBSET_KEY, rule)
+                          format_func=SUBSETS.__getitem__, persist_state="session")
     run = number = None
     if rule in ("lowest", "unavailable"):
         restore_choice(PAGE, "run", SUBSET_RUN_KEY, run_names, what="run")
-        run = middle.selectbox("Run", run_names, key=SUBSET_RUN_KEY)
-        keep(SUBSET_RUN_KEY, run)
+        run = middle.selectbox("Run", run_names, key=SUBSET_RUN_KEY, persist_state="session")
     elif rule == "page":
         number = middle.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages,
                                      value=1, step=1, key=PAGE_KEY)
@@ -286,14 +284,12 @@ st.caption(escape_markdown(f"{study.name} · working labels · refreshes every "
 left, right = st.columns([3, 1])
 run_names, shown, common_k = with_live_state(handle, lambda state, *_: (
     state.run_names, [str(m) for m in state.measures], _common_k(state)))
-if st.session_state.get(METRIC_KEY) not in shown:  # a lead chose other measures meanwhile
-    st.session_state.pop(METRIC_KEY, None)
 restore_choice(PAGE, "measure", METRIC_KEY, shown, what="measure")
 chosen_metric = left.selectbox(
     "Measure of the per-query chart", shown, key=METRIC_KEY,
     format_func=lambda name: measure_label(parse_measure(name), common_k),
+    persist_state="session",
 )
-keep(METRIC_KEY, chosen_metric)
 write_address(PAGE, {"measure": chosen_metric})
 right.toggle("Live updates", value=True, key=LIVE_KEY)
 if not run_names:

@@ -6,6 +6,7 @@ nothing is written. Uploaded file names only label messages; they are never used
 """
 
 import io
+from collections.abc import Callable
 from datetime import UTC, datetime, time
 
 import streamlit as st
@@ -227,72 +228,56 @@ def _export_labels(handle: Study, out: io.StringIO, fmt: str, ref: str | None) -
         export_labels(handle, out, format=fmt)
 
 
-def _export_text(produce) -> str:
-    buffer = io.StringIO()
-    produce(buffer)
-    return buffer.getvalue()
+def _download(column, handle: Study, refusal: str | None, label: str,
+              write: Callable[[Study, io.StringIO], object], *, file_name: str,
+              key: str) -> bool:
+    """A download button whose file ``write`` builds only when clicked (on a read handle of
+    its own: the click comes after this script run), or the ``refusal`` found up front.
+    Whether the button is shown."""
+    if refusal is not None:  # e.g. an id with a space: TREC files cannot hold it
+        column.warning(escape_markdown(refusal))
+        return False
+    db, study_id, viewer = get_db(), handle.study_id, _actor()
+
+    def build() -> str:
+        buffer = io.StringIO()
+        write(open_study(db, study_id, viewer), buffer)
+        return buffer.getvalue()
+
+    column.download_button(label, build, file_name=file_name, mime="text/plain", key=key)
+    return True
 
 
 def _exports_section(handle: Study) -> None:
     """Download buttons whose files are built only when clicked (a whole-study export is
     seconds at 10,000 queries); a refusal is found by a cheap check and said up front."""
-    db = get_db()
     study_id = handle.study_id
     st.subheader("Export")
     versions = {r.name: r for r in list_references(handle)}
     a, b, c = st.columns(3)
     reference = a.selectbox("Qrels of", ["working reference", *versions])
     ref = None if reference == "working reference" else reference
-    viewer = _actor()
     # Facts shared by every session, brought up to date from the labels written since.
-    refusal = qrels_refusal_now(handle, versions.get(reference))
-    if refusal is not None:  # e.g. an id with a space: TREC files cannot hold it
-        a.warning(escape_markdown(refusal))
-    else:
-        a.download_button(
-            "Download qrels",
-            lambda: _export_text(
-                lambda out: export_qrels(open_study(db, study_id, viewer), out, reference=ref)
-            ),
-            file_name=f"{study_id}.qrels",
-            mime="text/plain",
-            key="dl_qrels",
-        )
+    _download(a, handle, qrels_refusal_now(handle, versions.get(reference)), "Download qrels",
+              lambda study, out: export_qrels(study, out, reference=ref),
+              file_name=f"{study_id}.qrels", key="dl_qrels")
     fmt = b.selectbox("Label events as", ["csv", "jsonl", *TOOL_FORMATS],
                       help="csv/jsonl: every event; quepid/rre/rank-eval: the reference's "
                            "ratings in that tool's format.")
     tool = fmt in TOOL_FORMATS
-    refusal = tool_labels_refusal(handle, fmt, ref) if tool else None
-    if refusal is not None:
-        b.warning(escape_markdown(refusal))
-    else:
-        suffix = {"quepid": "csv", "rre": "json", "rank-eval": "json"}.get(fmt, fmt)
-        b.download_button(
-            "Download ratings" if tool else "Download label events",
-            lambda: _export_text(
-                lambda out: _export_labels(open_study(db, study_id, viewer), out, fmt, ref)
-            ),
-            file_name=f"{study_id}-labels-{fmt}.{suffix}" if tool else f"{study_id}-labels.{fmt}",
-            mime="text/plain",
-            key="dl_labels",
-        )
+    suffix = {"quepid": "csv", "rre": "json", "rank-eval": "json"}.get(fmt, fmt)
+    _download(b, handle, tool_labels_refusal(handle, fmt, ref) if tool else None,
+              "Download ratings" if tool else "Download label events",
+              lambda study, out: _export_labels(study, out, fmt, ref),
+              file_name=f"{study_id}-labels-{fmt}.{suffix}" if tool else f"{study_id}-labels.{fmt}",
+              key="dl_labels")
     runs = {r.name: r for r in list_runs(handle)}
     if runs:
         run = c.selectbox("Run", list(runs))
-        refusal = run_refusal_now(handle, runs[run])
-        if refusal is not None:
-            c.warning(escape_markdown(refusal))
-        else:
-            safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in run)
-            c.download_button(
-                "Download run (TREC)",
-                lambda: _export_text(
-                    lambda out: export_run(open_study(db, study_id, viewer), run, out)
-                ),
-                file_name=f"{safe}.run",
-                mime="text/plain",
-                key="dl_run",
-            )
+        safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in run)
+        if _download(c, handle, run_refusal_now(handle, runs[run]), "Download run (TREC)",
+                     lambda study, out: export_run(study, run, out), file_name=f"{safe}.run",
+                     key="dl_run"):
             c.caption("Queries whose stored order TREC tools would change (score ties, "
                       "missing scores) make the file carry rank-derived scores "
                       "(n - rank + 1) for the whole run.")

@@ -9,7 +9,7 @@ Text from the data is shown in dataframes (plain text) or escaped.
 import pandas as pd
 import streamlit as st
 
-from app.components.address import keep, restore_choice, write_address
+from app.components.address import restore_choice, write_address
 from app.components.chips import render_measure_values
 from app.components.information_need import show_information_need
 from app.components.links import AGREEMENT_PATH, ANNOTATE_PATH, item_href
@@ -146,24 +146,22 @@ restore_choice(PAGE, "vs", "rl_inspect_run_b", [NONE, *runs], what="run")
 restore_choice(PAGE, "reference", "rl_inspect_reference", versions, what="reference")
 a, b, c, d = st.columns([3, 2, 2, 2])
 query_id = a.selectbox("Query", query_ids, key="rl_inspect_query",
-                       format_func=lambda q: f"{q} · {truncate(texts.get(q, ''), 60)}")
-run_a = b.selectbox("Run", runs, key="rl_inspect_run")
+                       format_func=lambda q: f"{q} · {truncate(texts.get(q, ''), 60)}",
+                       persist_state="session")
+run_a = b.selectbox("Run", runs, key="rl_inspect_run", persist_state="session")
 others = [NONE] + [r for r in runs if r != run_a]
 if st.session_state.get("rl_inspect_run_b") not in others:
     st.session_state["rl_inspect_run_b"] = NONE
-run_b = c.selectbox("Side by side with", others, key="rl_inspect_run_b")
-version = d.selectbox("Reference", versions, key="rl_inspect_reference")
+run_b = c.selectbox("Side by side with", others, key="rl_inspect_run_b", persist_state="session")
+version = d.selectbox("Reference", versions, key="rl_inspect_reference", persist_state="session")
 reference = None if version == WORKING else version
-for key, value in (("rl_inspect_query", query_id), ("rl_inspect_run", run_a),
-                   ("rl_inspect_run_b", run_b), ("rl_inspect_reference", version)):
-    keep(key, value)
 write_address(PAGE, {"query": query_id, "run": run_a,
                      "vs": None if run_b == NONE else run_b,
                      "reference": None if version == WORKING else version})
 
 st.markdown("#### " + escape_markdown(texts.get(query_id, "") or query_id))
 show_information_need(handle, query_id)
-first = inspect_query(handle, run_a, query_id, reference)
+first = inspect_query(handle, run_a, query_id, reference, query_text=texts.get(query_id, ""))
 st.caption(
     ("relevant set declared complete" if first.population_complete
      else "relevant set not declared complete: recall, nDCG and AP are unavailable, shown as "
@@ -176,7 +174,8 @@ if withdrawn is not None:  # why the claim is gone, as plain text
 if run_b == NONE:
     _show(first)
 else:
-    second = inspect_query(handle, run_b, query_id, reference)
+    second = inspect_query(handle, run_b, query_id, reference,
+                           query_text=texts.get(query_id, ""))
     moves = rank_changes(first, second)
     left, right = st.columns(2)
     with left:

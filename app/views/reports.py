@@ -5,16 +5,14 @@ sample's estimates apart from the verdicts) is stored once and never changed. Ex
 out annotator notes and internal identifiers unless the lead ticks the box.
 """
 
-import pandas as pd
 import streamlit as st
 
-from app.components.address import keep, restore_choice, write_address
-from app.components.page import flash, say, show_flash, show_rows, study_page
+from app.components.address import restore_choice, write_address
+from app.components.page import flash, say, show_bottom_line, show_flash, show_rows, study_page
 from app.components.query_set_choice import choose_query_set
-from app.components.safe_text import escape_markdown, markdown_lines
+from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
 from app.components.session import get_db
-from evalcore.analysis.bottom_line import GLOSSARY, table_rows
 from evalcore.contract.results import METRIC_LABELS
 from evalcore.report.csv_export import render_csv, render_verdicts_csv
 from evalcore.report.from_store import report_from_store
@@ -37,8 +35,6 @@ NO_SAMPLE = "(none)"
 LEVELS = ["0.95", "0.9", "0.99"]
 SAMPLE_KEY = "rl_report_sample"
 LEVEL_KEY = "rl_report_level"
-#: The bottom line's tooltip: what its words mean.
-GLOSSARY_HELP = "  \n".join(f"**{word}**: {text}" for word, text in GLOSSARY.items())
 _FLASH = "_rl_reports_flash"
 #: The runs table's "comparable" column for each :meth:`ReportRun.status` label.
 _COMPARABLE = {"comparable": "yes", "accepted without verification": "yes (accepted, not verified)",
@@ -119,10 +115,7 @@ def _show_report(report: Report, report_id: int) -> None:
          "corpus fingerprint": r.corpus_fingerprint}
         for r in report.runs)
     for line in report.pair_bottom_lines():  # the bottom line before the results table
-        st.markdown(f"**{escape_markdown(line.sentence)}**", help=GLOSSARY_HELP)
-        st.table(pd.DataFrame(table_rows(line)).set_index("measure"))
-        if line.notes:
-            st.caption(markdown_lines(*map(escape_markdown, line.notes)))
+        show_bottom_line(line, glossary=True)
     if report.measures:  # one table of averages: the chosen measures (+ Judged@k)
         say("caption", f"Measures: {measures_line(report)}")
         show_rows(
@@ -197,12 +190,10 @@ else:
         "Estimates from a sample", samples, key=SAMPLE_KEY,
         help="A sample drawn for a compared pair (Compare page, or evalcore sample draw): the "
              "report shows its estimates apart from the decided verdicts, never as evidence. "
-             "Estimates use the working labels.")
+             "Estimates use the working labels.", persist_state="session")
     level_choice = e.selectbox("Confidence level of the estimates", LEVELS, key=LEVEL_KEY,
                                format_func=lambda v: f"{float(v):.0%}",
-                               disabled=sample_choice == NO_SAMPLE)
-    keep(SAMPLE_KEY, sample_choice)
-    keep(LEVEL_KEY, level_choice)
+                               disabled=sample_choice == NO_SAMPLE, persist_state="session")
     no_sample = sample_choice == NO_SAMPLE
     write_address(PAGE, {"sample": None if no_sample else sample_choice,
                          "level": None if no_sample or level_choice == LEVELS[0]

@@ -130,13 +130,6 @@ class PairEvaluation:
     def query_ids(self) -> list[str]:
         return self.result_a.batch.query_ids
 
-    def run_interval(self, result: BatchResult, name: str) -> tuple[np.ndarray, np.ndarray]:
-        """A run's per-query (lower, upper): the value where available, NaN without bounds."""
-        available = result.available(name)
-        value = result.metrics[name].value
-        lower, upper = result.bounds(name)
-        return np.where(available, value, lower), np.where(available, value, upper)  # copies
-
     def intervals(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Per query (lower, upper, naive lower, naive upper) of ``A - B``; NaN: undecidable.
         Computed once per measure (the decision and its queue read them several times);
@@ -157,15 +150,24 @@ class PairEvaluation:
         return self._intervals[name]
 
     def _compute_intervals(self, name: str) -> tuple[np.ndarray, ...]:
-        lo_a, hi_a = self.run_interval(self.result_a, name)
-        lo_b, hi_b = self.run_interval(self.result_b, name)
+        lo_a, hi_a = _run_interval(self.result_a, name)
+        lo_b, hi_b = _run_interval(self.result_b, name)
         measure = self.measures[name]
         undefined = None
         if measure.family in REFERENCE_FAMILIES:
+            u = self.units
+            in_a, in_b = cut_rows(u, measure)
+            t = relevance_threshold(measure, self.protocol)
             # No completion defines the measure for this run alone, but one of the pair
             # does (a unit only the other run returns may be relevant): the value is in
             # [0, 1] where defined, and a completion with no relevant unit counts as 0.
-            maybe_some = self.maybe_relevant(name)
+            # May be relevant: an unlabeled unit in a run's cut, a reference label in
+            # conflict, or, on an open population, an outside unit.
+            rows = u.unlabeled & (in_a | in_b) & (u.high >= t)
+            refs = (u.ref_high >= t) & (u.ref_low < t)
+            maybe_some = ((np.bincount(u.query[rows], minlength=u.n)
+                           + np.bincount(u.ref_query[refs], minlength=u.n)) > 0) | (
+                               u.outside(in_a, in_b) > 0)
             own_bits = np.uint8(UNKNOWN_BITS | NO_RELEVANT_BIT | POPULATION_BIT)
             for result, lo, hi in ((self.result_a, lo_a, hi_a), (self.result_b, lo_b, hi_b)):
                 bits = result.metrics[name].reason_bits
@@ -178,12 +180,14 @@ class PairEvaluation:
             # there is 0 (its upper bound stands). On an open population such a unit is
             # among the run's outside units already (section 12), unless the corpus size
             # is too small to hold it.
-            foreign_a, foreign_b = self.foreign_unknowns(name)
-            in_a, in_b = cut_rows(self.units, measure)
-            overfull = self.units.overfull(in_a, in_b)
-            lo_a = np.where(foreign_a & overfull & ~np.isnan(lo_a), 0.0, lo_a)
-            lo_b = np.where(foreign_b & overfull & ~np.isnan(lo_b), 0.0, lo_b)
-            undefined = self.undefined_possible(name)
+            possible = u.unlabeled & (u.high >= max(t, 1)) & u.overfull(in_a, in_b)[u.query]
+            foreign_a = np.bincount(u.query[possible & in_b & ~in_a], minlength=u.n) > 0
+            foreign_b = np.bincount(u.query[possible & in_a & ~in_b], minlength=u.n) > 0
+            lo_a = np.where(foreign_a & ~np.isnan(lo_a), 0.0, lo_a)
+            lo_b = np.where(foreign_b & ~np.isnan(lo_b), 0.0, lo_b)
+            # Some completion has no relevant unit (|R| = 0, IDCG = 0) where no reference
+            # label is certainly relevant (for nDCG: certainly of positive gain).
+            undefined = np.bincount(u.ref_query[u.ref_low >= t], minlength=u.n) == 0
         naive_lo, naive_hi = lo_a - hi_b, hi_a - lo_b
         if undefined is not None:  # a completion where the measure is undefined counts as 0
             naive_lo = np.where(undefined, np.minimum(naive_lo, 0.0), naive_lo)
@@ -214,41 +218,17 @@ class PairEvaluation:
                 lower_open & ~crossed, upper_open & ~crossed)
 
 
-    def foreign_unknowns(self, name: str) -> tuple[np.ndarray, np.ndarray]:
-        """Per query: does run B (resp. A) have a possibly relevant unlabeled unit in its cut
-        that the other run has not in its own (a unit the other run's bounds ignore)?"""
-        u = self.units
-        in_a, in_b = cut_rows(u, self.measures[name])
-        threshold = _threshold(self.measures[name], self.protocol)
-        possible = u.unlabeled & (u.high >= max(threshold, 1))
-        q = u.query
-        return (np.bincount(q[possible & in_b & ~in_a], minlength=u.n) > 0,
-                np.bincount(q[possible & in_a & ~in_b], minlength=u.n) > 0)
+def _run_interval(result: BatchResult, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """A run's per-query (lower, upper): the value where available, NaN without bounds."""
+    available = result.available(name)
+    value = result.metrics[name].value
+    lower, upper = result.bounds(name)
+    return np.where(available, value, lower), np.where(available, value, upper)  # copies
 
 
-    def maybe_relevant(self, name: str) -> np.ndarray:
-        """Per query: an unknown unit (unlabeled in a run's cut, a reference label in
-        conflict, or, on an open population, an outside unit) may be relevant."""
-        u = self.units
-        in_a, in_b = cut_rows(u, self.measures[name])
-        t = _threshold(self.measures[name], self.protocol)
-        rows = u.unlabeled & (in_a | in_b) & (u.high >= t)
-        refs = (u.ref_high >= t) & (u.ref_low < t)
-        return ((np.bincount(u.query[rows], minlength=u.n)
-                 + np.bincount(u.ref_query[refs], minlength=u.n)) > 0) | (
-                     u.outside(in_a, in_b) > 0)
-
-    def undefined_possible(self, name: str) -> np.ndarray:
-        """Per query: some completion has no relevant unit (\\|R\\| = 0, IDCG = 0), where
-        the measure is undefined for both runs and the difference counts as 0: no
-        reference label is certainly relevant (for nDCG: certainly of positive gain)."""
-        u = self.units
-        t = _threshold(self.measures[name], self.protocol)
-        return np.bincount(u.ref_query[u.ref_low >= t], minlength=u.n) == 0
-
-
-def _threshold(measure: Measure, protocol: EvalProtocol) -> int:
-    if measure.family == "nDCG":  # any positive gain counts
+def relevance_threshold(measure: Measure, protocol: EvalProtocol) -> int:
+    """The gain from which a unit counts as relevant for ``measure`` (nDCG: any positive)."""
+    if measure.family == "nDCG":
         return 1
     return protocol.relevance_threshold if measure.rel is None else measure.rel
 
@@ -300,7 +280,7 @@ def open_rows(pair: PairEvaluation, name: str, open_query: np.ndarray) -> np.nda
     in_a, in_b = cut_rows(u, measure)
     unknown = u.unknown
     if measure.family not in ("nDCG", "Judged"):  # a relevance measure: straddling the threshold
-        t = _threshold(measure, pair.protocol)
+        t = relevance_threshold(measure, pair.protocol)
         unknown = (u.high >= t) & (u.low < t)
     return unknown & (in_a | in_b) & open_query[u.query]
 

@@ -39,9 +39,9 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.analysis.decision import (
     ZERO,
     PairEvaluation,
-    _threshold,
     cut_rows,
     open_rows,
+    relevance_threshold,
     verdict_of,
 )
 from evalcore.analysis.pair_bounds import (
@@ -124,7 +124,7 @@ def _relevant_rows(pair: PairEvaluation, name: str) -> np.ndarray | None:
         return None
     u = pair.units
     in_a, in_b = cut_rows(u, measure)
-    t = _threshold(measure, pair.protocol)
+    t = relevance_threshold(measure, pair.protocol)
     # A row ranked after a run's first certainly relevant unit is never that run's first
     # relevant one (a label only moves the first one up): only rows up to it are read.
     big = np.iinfo(np.int64).max
@@ -144,7 +144,7 @@ def _additive_scenarios(pair: PairEvaluation, name: str, rows: np.ndarray, lower
     label takes the unit's term out of both sums and, at the highest gain, adds ``c``."""
     u = pair.units
     measure = pair.measures[name]
-    t = _threshold(measure, pair.protocol)
+    t = relevance_threshold(measure, pair.protocol)
     q = u.query[rows]
     c = net_weight(u, measure, pair.protocol)[rows]
     maybe = (u.high[rows] >= t) & (u.low[rows] < t)
@@ -189,7 +189,7 @@ def relevance_prior(pair: PairEvaluation, name: str, rows: np.ndarray) -> np.nda
     """Per row: the chance its unit is relevant: the share of relevant units among the
     labeled ones of its class (:func:`unit_class`; Laplace smoothed)."""
     u = pair.units
-    t = _threshold(pair.measures[name], pair.protocol)
+    t = relevance_threshold(pair.measures[name], pair.protocol)
     cls, known, size = _labeled_classes(u)
     relevant = known & (u.low >= t)
     labeled_n = np.bincount(cls[known], minlength=size).astype(np.float64)
@@ -386,6 +386,17 @@ REPLANNED_SHARE = 2 / 3
 ESTIMATE_CHUNK = 2048
 
 
+def smoothed_gain_counts(keys: np.ndarray, gains: np.ndarray, size: int) -> np.ndarray:
+    """float[size, MAX_GAIN + 1]: how many labeled units of each key (0..size-1) have each
+    gain, smoothed towards the share of each gain among all of them (as if two more units
+    of every key were labeled so)."""
+    levels = MAX_GAIN + 1
+    counts = np.bincount(keys * levels + gains.astype(np.int64),
+                         minlength=size * levels).reshape(size, levels).astype(np.float64)
+    overall = (counts.sum(axis=0) + 1.0) / (counts.sum() + levels)
+    return counts + 2.0 * overall
+
+
 def gain_distribution(pair: PairEvaluation, rows: np.ndarray) -> np.ndarray:
     """float[len(rows), MAX_GAIN + 1]: each row's chance of every gain, from the labeled
     units either run returned: the share of each gain among the labeled units of the
@@ -394,13 +405,8 @@ def gain_distribution(pair: PairEvaluation, rows: np.ndarray) -> np.ndarray:
     (a unit in conflict: its annotators' range)."""
     u = pair.units
     cls, known, size = _labeled_classes(u)
-    levels = MAX_GAIN + 1
-    counts = np.bincount(cls[known] * levels + u.low[known].astype(np.int64),
-                         minlength=size * levels).reshape(size, levels).astype(np.float64)
-    overall = (counts.sum(axis=0) + 1.0) / (counts.sum() + levels)
-    by_class = counts + 2.0 * overall
-    probs = by_class[cls[rows]]
-    gains = np.arange(levels)
+    probs = smoothed_gain_counts(cls[known], u.low[known], size)[cls[rows]]
+    gains = np.arange(MAX_GAIN + 1)
     possible = (gains >= u.low[rows, None]) & (gains <= u.high[rows, None])
     probs = np.where(possible, probs, 0.0)
     return probs / probs.sum(axis=1, keepdims=True)

@@ -38,15 +38,17 @@ from pydantic import BaseModel, ConfigDict, Field
 from evalcore.compute.evaluate import evaluate
 from evalcore.contract.results import MetricValue, QueryResult
 from evalcore.store.automatic_labels import unit_automatic_labels
-from evalcore.store.completeness import is_complete
 from evalcore.store.corpus import get_documents
 from evalcore.store.labels import current_judgements
-from evalcore.store.observations import observations_for_run, permitted_ids_for_run
-from evalcore.store.query_reads import query_texts
-from evalcore.store.references import reference_completeness, reference_labels
+from evalcore.store.observations import (
+    observations_for_runs,
+    permitted_ids_for_run,
+    reference_columns,
+)
+from evalcore.store.query_reads import query_text as read_query_text
 from evalcore.store.resolution import resolve_query
 from evalcore.store.runs import get_run, run_results
-from evalcore.store.scoping import document_refusal
+from evalcore.store.scoping import document_refusals
 from evalcore.store.study_handle import Study
 from evalcore.store.study_measures import measure_label, shown_measures, study_measures
 
@@ -116,13 +118,16 @@ class QueryInspection(BaseModel):
 
 
 def inspect_query(
-    handle: Study, run_name: str, query_id: str, reference: str | None = None
+    handle: Study, run_name: str, query_id: str, reference: str | None = None,
+    *, query_text: str | None = None,
 ) -> QueryInspection:
     """The run's ranked list for ``query_id`` against the working reference or a frozen one.
 
     Titles of documents the handle's actor may not read (another organisation's, in a
     team-mode corpus: :mod:`evalcore.store.scoping`) are left out like those
-    outside the permitted set.
+    outside the permitted set. The run, its pinned set and the reference are read once,
+    for the list and its measures alike; ``query_text``: the query's text when the caller
+    has read it (else it is read).
     """
     study = handle.settings
     run = get_run(handle, run_name)
@@ -132,17 +137,21 @@ def inspect_query(
     if reference is None:
         resolved = resolve_query(handle, query_id)
         judged = current_judgements(handle, query_id)
-        complete = is_complete(handle, query_id)
+        ref = reference_columns(handle, None, [query_id], resolved={query_id: resolved})
     else:
-        gains = reference_labels(handle, reference).get(query_id, {})
+        ref = reference_columns(handle, reference, [query_id])
+        gains = ref.gains.get(query_id, {})
         resolved = None
         judged = {}
-        complete = reference_completeness(handle, reference).get(query_id, False)
+    complete = ref.complete.get(query_id, False)
     shown_ids = [u for u, _ in ranked if allowed is None or u in allowed]
     titles: dict[str, str] = {}
     withheld: dict[str, str] = {}
-    for doc in get_documents(handle.db, study.corpus_id, shown_ids).values():
-        refusal = document_refusal(handle.db, handle.actor, study.corpus_id, doc.owner_org)
+    documents = get_documents(handle.db, study.corpus_id, shown_ids).values()
+    refusals = document_refusals(handle.db, handle.actor, study.corpus_id,
+                                 [doc.owner_org for doc in documents])
+    for doc in documents:
+        refusal = refusals[doc.owner_org]
         if refusal is None:
             titles[doc.doc_id] = doc.title
         else:
@@ -200,7 +209,8 @@ def inspect_query(
             )
         )
     protocol = study.protocol()
-    observations = observations_for_run(handle, run_name, reference, [query_id])
+    observations = observations_for_runs(handle, [run], reference, [query_id], ref=ref,
+                                         permitted={run.name: permitted})[run.name]
     result = evaluate(observations, protocol).queries[0]
     measures = [m for m in shown_measures(study_measures(handle)) if m.k is None or m.k <= run.k]
     chosen = evaluate(observations, protocol, measures=measures).queries[0].metrics
@@ -209,7 +219,7 @@ def inspect_query(
         study_id=handle.study_id,
         run=run_name,
         query_id=query_id,
-        query_text=query_texts(handle).get(query_id, ""),
+        query_text=read_query_text(handle, query_id) if query_text is None else query_text,
         k=run.k,
         reference=reference,
         population_complete=complete,

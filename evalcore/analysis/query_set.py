@@ -277,13 +277,6 @@ def resolve_stored_query_set(
     return resolve_query_set(spec, query_facts(study, runs, reference, working=working), runs)
 
 
-def stored_query_set(
-    study: Study, runs: Sequence[str], spec: QuerySetSpec | str | None, reference: str | None = None
-) -> ResolvedQuerySet:
-    """:func:`resolve_stored_query_set`."""
-    return resolve_stored_query_set(study, runs, spec, reference)
-
-
 def restrict_evaluation(report: EvaluationReport, query_ids: Collection[str]) -> EvaluationReport:
     """``report`` over the queries of ``query_ids`` only: its per-query results kept as they
     are, every aggregate computed again by the contract's rule (section 6) over them."""

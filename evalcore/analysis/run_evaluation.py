@@ -29,13 +29,6 @@ from evalcore.store.population import study_population
 from evalcore.store.study_handle import Study
 
 
-def population_notes(study: Study) -> list[str]:
-    """The note that records the corpus size the study's evaluations are bounded by
-    (:mod:`evalcore.store.population`; none when no size is known: outside units are then
-    unbounded, as on observations without one)."""
-    return study_population(study).size_notes()
-
-
 def evaluate_run(
     study: Study, run_name: str, reference: str | None = None, protocol: EvalProtocol | None = None
 ) -> EvaluationReport:
@@ -100,6 +93,6 @@ def pack_stored_run(
         study, evidence, run_name, None if query_ids is None else list(dict.fromkeys(query_ids)))
     diagnostics = Diagnostics(
         tied_score_pairs=run_tied_score_pairs(study, columns.run.run_id, columns.query_ids),
-        notes=population_notes(study))
+        notes=study_population(study).size_notes())
     return StoredRun(columns, evidence.labels_over(study, columns.query_ids), evidence.reference,
                      protocol or study.settings.protocol(), diagnostics)

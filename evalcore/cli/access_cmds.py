@@ -16,7 +16,7 @@ from evalcore.access.identity import normalise_user_id
 from evalcore.access.organisations import ORG_ROLES
 from evalcore.access.roles import ROLES
 from evalcore.cli import main
-from evalcore.cli.store_cmds import actor_option, db_option, store, study_option
+from evalcore.cli.store_cmds import actor_option, db_option, store, study_options
 from evalcore.store.members import (
     add_member,
     add_to_organisation,
@@ -38,8 +38,7 @@ def members_group() -> None:
 
 
 @members_group.command("add")
-@db_option
-@study_option
+@study_options
 @click.option("--user", required=True, help="The person's e-mail address or sign-in subject.")
 @click.option("--role", type=click.Choice(ROLES), required=True,
               help="annotator: label; reviewer: + adjudicate, reopen; lead: + freeze, import, "
@@ -61,8 +60,7 @@ def members_add(db_path: Path, study_id: str, user: str, role: str, display_name
 
 
 @members_group.command("remove")
-@db_option
-@study_option
+@study_options
 @click.option("--user", required=True)
 @actor_option
 def members_remove(db_path: Path, study_id: str, user: str, actor: str) -> None:
@@ -75,8 +73,7 @@ def members_remove(db_path: Path, study_id: str, user: str, actor: str) -> None:
 
 
 @members_group.command("list")
-@db_option
-@study_option
+@study_options
 @actor_option
 def members_list(db_path: Path, study_id: str, actor: str) -> None:
     """The study's members and their roles (leads first)."""
@@ -163,8 +160,7 @@ def document_group() -> None:
 
 
 @document_group.command("show")
-@db_option
-@study_option
+@study_options
 @click.argument("doc_id")
 @actor_option
 def document_show(db_path: Path, study_id: str, doc_id: str, actor: str) -> None:

@@ -14,14 +14,15 @@ from pathlib import Path
 
 import click
 
-from evalcore.cli.input_options import limit_options, quiet_option
+from evalcore.cli.input_options import quiet_option
 from evalcore.cli.store_cmds import (
     actor_option,
     db_option,
     export_group,
     import_group,
+    import_options,
     store,
-    study_option,
+    study_options,
 )
 from evalcore.contract.limits import ReadLimits
 from evalcore.io.progress import reporter
@@ -55,8 +56,7 @@ def _counts(summary: ArchiveSummary) -> str:
 
 
 @export_group.command("study")
-@db_option
-@study_option
+@study_options
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="The new archive file (an existing file is never overwritten).")
 @_signing_key
@@ -94,9 +94,7 @@ def export_study_command(db_path: Path, study_id: str, out: Path, key_path: Path
 @click.option("--accept-unsigned", is_flag=True,
               help="With a signing key: import an archive that is not signed anyway, as "
                    "unverified (recorded in the audit log).")
-@limit_options
-@quiet_option
-@actor_option
+@import_options
 def import_study_command(db_path: Path, archive_path: Path, as_id: str | None,
                          key_path: Path | None, accept_unsigned: bool, limits: ReadLimits,
                          actor: str) -> None:

@@ -13,17 +13,18 @@ from pathlib import Path
 import click
 
 from evalcore.cli import main
-from evalcore.cli.input_options import layout_options, limit_options, quiet_option
+from evalcore.cli.input_options import layout_options
 from evalcore.cli.store_cmds import (
+    _FILE,
     _gain_map,
     _gain_map_option,
     _report,
     _unknown_ids,
     actor_option,
-    db_option,
     import_group,
+    import_options,
     store,
-    study_option,
+    study_options,
 )
 from evalcore.contract.limits import ReadLimits
 from evalcore.io.documents import DOCUMENT_FORMATS, DocumentFields
@@ -60,12 +61,10 @@ def _record_options(formats: tuple[str, ...], format_help: str) -> Callable:
         return click.option("--format", "fmt", type=click.Choice(formats), default="auto",
                             show_default=True, help=format_help)(fn)
     return decorate
-_FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
 
 @import_group.command("documents")
-@db_option
-@study_option
+@study_options
 @click.argument("path", type=_PATH)
 @_record_options(DOCUMENT_FORMATS, "auto: from the name (a folder or .gz is TREC).")
 @click.option("--title-field", default="title", show_default=True,
@@ -73,9 +72,7 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 @click.option("--owner-org", default=None,
               help="The organisation that owns the new documents (what lexical runs may see).")
 @layout_options
-@limit_options
-@quiet_option
-@actor_option
+@import_options
 def import_documents_command(db_path: Path, study_id: str, path: Path, fmt: str, id_field: str,
                              text_field: str, title_field: str, owner_org: str | None,
                              layout: Layout, limits: ReadLimits, actor: str) -> None:
@@ -88,8 +85,7 @@ def import_documents_command(db_path: Path, study_id: str, path: Path, fmt: str,
 
 
 @import_group.command("queries")
-@db_option
-@study_option
+@study_options
 @click.argument("path", type=_FILE)
 @_record_options(QUERY_FORMATS, "trec: TREC topics (<top> <num> <title> <desc> <narr>).")
 @click.option("--description-field", default="description", show_default=True,
@@ -99,9 +95,7 @@ def import_documents_command(db_path: Path, study_id: str, path: Path, fmt: str,
 @click.option("--query-map", type=_FILE, default=None,
               help="Two columns: id in this file -> id the judgments use.")
 @layout_options
-@limit_options
-@quiet_option
-@actor_option
+@import_options
 def import_queries_command(db_path: Path, study_id: str, path: Path, fmt: str, id_field: str,
                            text_field: str, description_field: str, narrative_field: str,
                            query_map: Path | None, layout: Layout, limits: ReadLimits,
@@ -115,8 +109,7 @@ def import_queries_command(db_path: Path, study_id: str, path: Path, fmt: str, i
 
 
 @import_group.command("labels")
-@db_option
-@study_option
+@study_options
 @click.argument("path", type=_FILE)
 @click.option("--format", "fmt", type=click.Choice(TOOL_FORMATS + AUTOMATIC_FORMATS),
               required=True,
@@ -129,9 +122,7 @@ def import_queries_command(db_path: Path, study_id: str, path: Path, fmt: str, i
 @click.option("--annotator", default=None, help="Annotator of the labels (default <format>:<file>).")
 @_gain_map_option
 @_unknown_ids
-@limit_options
-@quiet_option
-@actor_option
+@import_options
 def import_tool_labels_command(db_path: Path, study_id: str, path: Path, fmt: str,
                                automatic: str | None, annotator: str | None,
                                gain_map: str | None, allow_unknown_ids: bool,
@@ -186,8 +177,7 @@ _query_option = click.option("--query", "query_id", required=True, help="The que
 
 
 @need_group.command("show")
-@db_option
-@study_option
+@study_options
 @_query_option
 @actor_option
 def need_show(db_path: Path, study_id: str, query_id: str, actor: str) -> None:
@@ -197,8 +187,7 @@ def need_show(db_path: Path, study_id: str, query_id: str, actor: str) -> None:
 
 
 @need_group.command("set")
-@db_option
-@study_option
+@study_options
 @_query_option
 @click.option("--description", default=None, help="The description (default: unchanged).")
 @click.option("--narrative", default=None, help="The narrative (default: unchanged).")

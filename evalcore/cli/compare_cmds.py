@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from evalcore.cli import main
-from evalcore.cli.report_cmds import _fail
+from evalcore.cli.report_cmds import _fail, level_option, queries_option
 from evalcore.cli.store_cmds import actor_option, store
 from evalcore.cli.store_location import NEW_OR_EXISTING_STORE
 from evalcore.store.location import store_exists
@@ -92,14 +92,11 @@ def _json_output(pc, record, estimates, lines) -> dict:  # type: ignore[no-untyp
     help="How many items of the to-decide queue to print per measure.",
 )
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
-@click.option("--queries", "queries", default="all", show_default=True, metavar="SPEC",
-              help="The query set: all, judged (a relevant label), answered (both runs "
-              "returned a result), comma-separated query ids, or @FILE (one id a line).")
+@queries_option("both runs")
 @click.option("--sample", "sample_name", default=None,
               help="A sample drawn for these runs (evalcore sample draw): also show, per "
               "measure and apart from the decided verdict, the estimate from its labels.")
-@click.option("--level", default=0.95, show_default=True, type=float,
-              help="The confidence level of the --sample estimates.")
+@level_option
 @click.option("--automatic", "automatic", default=None, metavar="NAME",
               help="With --sample: automatic judgments of source NAME as the estimator's "
               "predictions (never evidence: a wrong source widens the interval).")
@@ -122,7 +119,7 @@ def compare_command(
     """The bottom line of a candidate run against the baseline, then the details."""
     from evalcore.analysis.decision import stored_pair
     from evalcore.analysis.pair_comparison import PairComparison, measure_verdicts
-    from evalcore.analysis.query_set import QuerySetError, QuerySetSpec, stored_query_set
+    from evalcore.analysis.query_set import QuerySetError, QuerySetSpec, resolve_stored_query_set
     from evalcore.contract.measures import UnknownMeasure, parse_measure
     from evalcore.report.decision_text import render_pair
 
@@ -156,7 +153,7 @@ def compare_command(
     with store(db_path, "compare", study_id=study, actor=actor, read=True) as db:
         try:
             handle = open_study(db, study, actor)
-            query_set = stored_query_set(handle, names, spec, reference)
+            query_set = resolve_stored_query_set(handle, names, spec, reference)
             evaluated = stored_pair(
                 handle, candidate, base, parsed, reference, query_ids=query_set.scope
             )

@@ -24,7 +24,7 @@ from evalcore.annotation.judge import (
 from evalcore.annotation.judge_prompt import DOCUMENT_CHARS, GRADES
 from evalcore.cli import main
 from evalcore.cli.input_options import quiet_option
-from evalcore.cli.store_cmds import actor_option, db_option, store, study_option
+from evalcore.cli.store_cmds import actor_option, store, study_options
 from evalcore.io.chat_completions import ChatClient, TokenBucket
 from evalcore.io.progress import reporter
 
@@ -67,8 +67,7 @@ def _interactive() -> bool:
 
 
 @main.command("judge")
-@db_option
-@study_option
+@study_options
 @click.option("--endpoint", required=True, metavar="URL",
               help="An OpenAI-compatible API base, e.g. http://localhost:8000/v1 "
                    "(the command posts to URL/chat/completions).")

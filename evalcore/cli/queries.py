@@ -11,7 +11,7 @@ from pathlib import Path
 import click
 
 from evalcore.cli import main
-from evalcore.cli.store_cmds import actor_option, db_option, store, study_option
+from evalcore.cli.store_cmds import actor_option, store, study_options
 from evalcore.store.study_handle import open_study
 
 
@@ -21,8 +21,7 @@ def queries_group() -> None:
 
 
 @queries_group.command("list")
-@db_option
-@study_option
+@study_options
 @click.option(
     "--removed",
     "only_removed",
@@ -56,8 +55,7 @@ def _removed_line(item) -> str:  # type: ignore[no-untyped-def]
 
 
 @queries_group.command("remove")
-@db_option
-@study_option
+@study_options
 @click.option("--query", "query_id", required=True, help="The query id to take out.")
 @click.option("--reason", default="", help="Why (recorded in the audit log).")
 @actor_option
@@ -78,8 +76,7 @@ def remove_command(db_path: Path, study_id: str, query_id: str, reason: str, act
 
 
 @queries_group.command("restore")
-@db_option
-@study_option
+@study_options
 @click.option("--query", "query_id", required=True, help="The removed query id to bring back.")
 @click.option("--reason", default="", help="Why (recorded in the audit log).")
 @actor_option

@@ -7,6 +7,7 @@ annotator names, notes or row ids unless ``--include-internal``. Exit status: 0 
 """
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -31,6 +32,18 @@ def _infer_format(out: Path, fmt: str | None) -> str:
 def _fail(message: str) -> None:
     click.echo(f"error: {message}", err=True)
     raise SystemExit(2)
+
+
+def queries_option(answered_by: str) -> Callable:
+    """``--queries SPEC``, the query set (``answered_by``: the runs "answered" asks of)."""
+    return click.option(
+        "--queries", "queries", default="all", show_default=True, metavar="SPEC",
+        help=f"The query set: all, judged (a relevant label), answered ({answered_by} "
+        "returned a result), comma-separated query ids, or @FILE (one id a line).")
+
+
+level_option = click.option("--level", default=0.95, show_default=True, type=float,
+                            help="The confidence level of the --sample estimates.")
 
 
 @main.command("report")
@@ -70,14 +83,11 @@ def _fail(message: str) -> None:
 @click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
               help="A measure to report instead of the study's chosen ones, e.g. nDCG@10, "
               "Success@2, RBP(p=0.8)@3 (repeat for several; Judged@k is added beside each).")
-@click.option("--queries", "queries", default="all", show_default=True, metavar="SPEC",
-              help="The query set: all, judged (a relevant label), answered (every run "
-              "returned a result), comma-separated query ids, or @FILE (one id a line).")
+@queries_option("every run")
 @click.option("--sample", "sample_name", default=None,
               help="A sample drawn for a compared pair (evalcore sample draw): show its "
               "estimates apart from the decided verdicts.")
-@click.option("--level", default=0.95, show_default=True, type=float,
-              help="The confidence level of the --sample estimates.")
+@level_option
 def report_command(
     db_path: Path,
     study: str,

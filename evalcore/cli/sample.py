@@ -14,7 +14,7 @@ from pathlib import Path
 import click
 
 from evalcore.cli import main
-from evalcore.cli.store_cmds import actor_option, db_option, fail, store, study_option
+from evalcore.cli.store_cmds import actor_option, fail, store, study_options
 from evalcore.store.study_handle import open_study
 
 FORMATS = ("text", "json")
@@ -49,8 +49,7 @@ def _summary(view) -> str:  # type: ignore[no-untyped-def]
 
 
 @sample_group.command("draw")
-@db_option
-@study_option
+@study_options
 @click.option(
     "--runs",
     required=True,
@@ -129,8 +128,7 @@ def draw_command(
 
 
 @sample_group.command("grow")
-@db_option
-@study_option
+@study_options
 @click.option("--name", required=True, help="The sample to grow.")
 @click.option(
     "--size",
@@ -156,8 +154,7 @@ def grow_command(db_path: Path, study_id: str, name: str, size: int, actor: str)
 
 
 @sample_group.command("list")
-@db_option
-@study_option
+@study_options
 @actor_option
 def list_command(db_path: Path, study_id: str, actor: str) -> None:
     """The study's samples: name, runs, measures, size, units, seed, who drew them."""
@@ -176,8 +173,7 @@ def list_command(db_path: Path, study_id: str, actor: str) -> None:
 
 
 @sample_group.command("show")
-@db_option
-@study_option
+@study_options
 @click.option("--name", required=True, help="The sample.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
 @actor_option

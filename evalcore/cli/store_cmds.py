@@ -58,13 +58,19 @@ def db_option(fn: Callable) -> Callable:
                         help="The store (created with `evalcore init`).")(fn)
 
 
-def study_option(fn: Callable) -> Callable:
-    return click.option("--study", "study_id", required=True, help="The study id.")(fn)
+def study_options(fn: Callable) -> Callable:
+    """--db and --study: the options of every command on one study."""
+    return db_option(click.option("--study", "study_id", required=True, help="The study id.")(fn))
 
 
 def actor_option(fn: Callable) -> Callable:
     return click.option("--actor", default=default_actor, show_default="the current user",
                         help="Who does this (recorded in the audit log).")(fn)
+
+
+def import_options(fn: Callable) -> Callable:
+    """The read limits, --quiet and --actor: the last options of every import."""
+    return limit_options(quiet_option(actor_option(fn)))
 
 
 def fail(lines: list[str], summary: str) -> None:
@@ -166,8 +172,7 @@ def study_group() -> None:
 
 
 @study_group.command("create")
-@db_option
-@study_option
+@study_options
 @click.option("--corpus", "corpus_id", required=True, help="The corpus id the study judges.")
 @click.option("--name", default="", help="A readable name (default: the study id).")
 @click.option("--unit", "retrieval_unit", default="document", show_default=True,
@@ -200,8 +205,7 @@ def _create_study(db_path: Path, actor: str, **settings: object) -> None:
 
 
 @study_group.command("measures")
-@db_option
-@study_option
+@study_options
 @click.option("--set", "chosen", default=None, metavar="NAMES",
               help="Comma-separated measures, e.g. 'P@10,nDCG@10,MRR@10' (lead only). "
                    "Without it, list the study's measures.")
@@ -260,16 +264,13 @@ _gain_map_option = click.option("--gain-map", metavar="SPEC",
 
 
 @import_group.command("qrels")
-@db_option
-@study_option
+@study_options
 @click.argument("path", type=_FILE)
 @click.option("--annotator", default=None, help="Annotator of the labels (default qrels:<file>).")
 @click.option("--complete", is_flag=True, help="Declare every qrels query's population complete.")
 @_gain_map_option
 @_unknown_ids
-@limit_options
-@quiet_option
-@actor_option
+@import_options
 def import_qrels_command(db_path: Path, study_id: str, path: Path, annotator: str | None,
                          complete: bool, gain_map: str | None, allow_unknown_ids: bool,
                          limits: ReadLimits, actor: str) -> None:
@@ -283,8 +284,7 @@ def import_qrels_command(db_path: Path, study_id: str, path: Path, annotator: st
 
 
 @import_group.command("run")
-@db_option
-@study_option
+@study_options
 @click.argument("path", type=_FILE)
 @click.option("--k", type=click.IntRange(1, MAX_K), required=True, help="The run's cutoff depth.")
 @click.option("--name", default=None, help="Run name (default: the run tag, or the file name).")
@@ -292,9 +292,7 @@ def import_qrels_command(db_path: Path, study_id: str, path: Path, annotator: st
 @click.option("--partial-scan", is_flag=True,
               help="The retrieval did not scan the whole corpus (every metric unavailable).")
 @_unknown_ids
-@limit_options
-@quiet_option
-@actor_option
+@import_options
 def import_run_command(db_path: Path, study_id: str, path: Path, k: int, name: str | None,
                        corpus_fingerprint: str | None, partial_scan: bool,
                        allow_unknown_ids: bool, limits: ReadLimits, actor: str) -> None:
@@ -308,8 +306,7 @@ def import_run_command(db_path: Path, study_id: str, path: Path, k: int, name: s
 
 
 @import_group.command("beir")
-@db_option
-@study_option
+@study_options
 @click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--split", "splits", multiple=True,
               help="Import only these qrels splits (repeatable; default: all qrels/*.tsv).")
@@ -318,9 +315,7 @@ def import_run_command(db_path: Path, study_id: str, path: Path, k: int, name: s
 @_unknown_ids
 @click.option("--owner-org", default=None,
               help="Organisation that owns the new documents (default: the corpus's owner).")
-@limit_options
-@quiet_option
-@actor_option
+@import_options
 def import_beir_command(db_path: Path, study_id: str, folder: Path, splits: tuple[str, ...],
                         complete: bool, gain_map: str | None, allow_unknown_ids: bool,
                         owner_org: str | None, limits: ReadLimits, actor: str) -> None:
@@ -334,16 +329,13 @@ def import_beir_command(db_path: Path, study_id: str, folder: Path, splits: tupl
 
 
 @import_group.command("observations")
-@db_option
-@study_option
+@study_options
 @click.argument("path", type=_FILE)
 @click.option("--run", "run_name", default=None,
               help="Name of the run to store (default: the file name; '' for labels only).")
 @click.option("--annotator", default=None, help="Annotator (default observations:<file>).")
 @_unknown_ids
-@limit_options
-@quiet_option
-@actor_option
+@import_options
 def import_observations_command(db_path: Path, study_id: str, path: Path, run_name: str | None,
                                 annotator: str | None, allow_unknown_ids: bool,
                                 limits: ReadLimits, actor: str) -> None:
@@ -356,8 +348,7 @@ def import_observations_command(db_path: Path, study_id: str, path: Path, run_na
 
 
 def _labels_command(fmt: str) -> Callable:
-    @db_option
-    @study_option
+    @study_options
     @click.argument("path", type=_FILE)
     @click.option("--annotator", default=None,
                   help=f"Annotator for rows without one (default {fmt}:<file>).")
@@ -366,9 +357,7 @@ def _labels_command(fmt: str) -> Callable:
     @click.option("--keep-annotators", is_flag=True,
                   help="Record the annotators, times and sources the file names (you vouch "
                        "for them); without it a file naming annotators is refused.")
-    @limit_options
-    @quiet_option
-    @actor_option
+    @import_options
     def command(db_path: Path, study_id: str, path: Path, annotator: str | None,
                 gain_map: str | None, allow_unknown_ids: bool, keep_annotators: bool,
                 limits: ReadLimits, actor: str) -> None:
@@ -418,8 +407,7 @@ def _export(db_path: Path, command: str, study_id: str, actor: str, output: Path
 
 
 @export_group.command("qrels")
-@db_option
-@study_option
+@study_options
 @click.option("--reference", default=None,
               help="A frozen reference version (default: the working reference).")
 @_output
@@ -433,8 +421,7 @@ def export_qrels_command(db_path: Path, study_id: str, reference: str | None,
 
 
 @export_group.command("labels")
-@db_option
-@study_option
+@study_options
 @click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", *TOOL_FORMATS]),
               default="csv", show_default=True,
               help="csv/jsonl: every event; quepid/rre/rank-eval: the reference's ratings.")
@@ -457,8 +444,7 @@ def export_labels_command(db_path: Path, study_id: str, fmt: str, reference: str
 
 
 @export_group.command("run")
-@db_option
-@study_option
+@study_options
 @click.option("--run", "run_name", required=True, help="The stored run.")
 @click.option("--scores", type=click.Choice(["auto", "original", "rank"]), default="auto",
               show_default=True,
@@ -477,8 +463,7 @@ def export_run_command(db_path: Path, study_id: str, run_name: str, scores: str,
 
 
 @main.command("complete")
-@db_option
-@study_option
+@study_options
 @click.argument("query_ids", nargs=-1, required=True)
 @click.option("--reason", default="", help="Why the population is complete (e.g. 'pooled to 100').")
 @actor_option
@@ -503,8 +488,7 @@ def reference_group() -> None:
 
 
 @reference_group.command("freeze")
-@db_option
-@study_option
+@study_options
 @click.option("--name", required=True, help="Version name, e.g. v1 (never reused).")
 @actor_option
 def reference_freeze(db_path: Path, study_id: str, name: str, actor: str) -> None:
@@ -515,8 +499,7 @@ def reference_freeze(db_path: Path, study_id: str, name: str, actor: str) -> Non
 
 
 @reference_group.command("list")
-@db_option
-@study_option
+@study_options
 @actor_option
 def reference_list(db_path: Path, study_id: str, actor: str) -> None:
     """List the study's frozen versions (JSON lines, oldest first); --actor must see the study."""
@@ -526,8 +509,7 @@ def reference_list(db_path: Path, study_id: str, actor: str) -> None:
 
 
 @reference_group.command("verify")
-@db_option
-@study_option
+@study_options
 @click.option("--name", required=True, help="The frozen version to check.")
 @actor_option
 def reference_verify(db_path: Path, study_id: str, name: str, actor: str) -> None:

@@ -20,8 +20,13 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.analysis.decision import REFERENCE_FAMILIES, PairEvaluation, cut_rows
-from evalcore.analysis.decision_queue import gain_distribution
+from evalcore.analysis.decision import (
+    REFERENCE_FAMILIES,
+    PairEvaluation,
+    cut_rows,
+    relevance_threshold,
+)
+from evalcore.analysis.decision_queue import gain_distribution, smoothed_gain_counts
 from evalcore.analysis.pair_bounds import net_weight, pair_interval_ends
 from evalcore.analysis.pair_units import PairUnits
 from evalcore.contract.gains import MAX_GAIN
@@ -203,11 +208,7 @@ def _nothing_relevant(units: PairUnits, pair: PairEvaluation, name: str) -> np.n
     """bool[n]: no unit of the query can be relevant (of positive gain for nDCG): no
     reference label, no unit in a cut and no outside unit."""
     measure = pair.measures[name]
-    t = (
-        1
-        if measure.family == "nDCG"
-        else (pair.protocol.relevance_threshold if measure.rel is None else measure.rel)
-    )
+    t = relevance_threshold(measure, pair.protocol)
     in_a, in_b = cut_rows(units, measure)
     maybe = np.bincount(units.query[(in_a | in_b) & (units.high >= t)], minlength=units.n)
     maybe += np.bincount(units.ref_query[units.ref_high >= t], minlength=units.n)
@@ -308,17 +309,10 @@ def calibration(pair: PairEvaluation, auto: np.ndarray) -> np.ndarray | None:
     int[U], -1 where none), smoothed towards the share of each human gain (as if two more
     units per automatic gain were labeled so); None below :data:`MIN_CALIBRATION` units."""
     u = pair.units
-    levels = MAX_GAIN + 1
     known = ~u.unknown & ((u.rank_a > 0) | (u.rank_b > 0)) & (auto >= 0)
     if int(known.sum()) < MIN_CALIBRATION:
         return None
-    counts = (
-        np.bincount(auto[known] * levels + u.low[known].astype(np.int64), minlength=levels * levels)
-        .reshape(levels, levels)
-        .astype(np.float64)
-    )
-    overall = (counts.sum(axis=0) + 1.0) / (counts.sum() + levels)
-    smoothed = counts + 2.0 * overall
+    smoothed = smoothed_gain_counts(auto[known], u.low[known], MAX_GAIN + 1)
     return smoothed / smoothed.sum(axis=1, keepdims=True)
 
 

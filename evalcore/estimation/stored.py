@@ -230,20 +230,9 @@ class StoredEstimates(BaseModel):
 
 
 def line_estimate(e: Estimate) -> LineEstimate:
-    return LineEstimate(
-        lower=e.lower,
-        upper=e.upper,
-        level=e.level,
-        n_sampled=e.n_sampled,
-        n_unknown=e.n_unknown,
-        candidate=e.run_a,
-        baseline=e.run_b,
-        n_nonresponse=e.n_nonresponse,
-        n_pending=e.n_pending,
-        method=e.method,
-        automatic=e.automatic,
-        predictor_weight=e.predictor_weight,
-    )
+    """The bottom line's form of ``e``: the same numbers, its runs as candidate and baseline."""
+    same = e.model_dump(include=set(LineEstimate.model_fields) & set(Estimate.model_fields))
+    return LineEstimate(candidate=e.run_a, baseline=e.run_b, **same)
 
 
 def estimate_json(e: Estimate | NotEstimable) -> dict:

@@ -82,6 +82,7 @@ from evalcore.io.trec_bytes import (
     hash_rows,
     pad_words,
     parse_scores,
+    rows_equal,
     split_block,
 )
 from evalcore.io.trec_eval_scope import scope_of_ids
@@ -341,12 +342,17 @@ def _decoded(fields: tuple[str, ...]) -> Callable[[Callable[..., T]], Callable[.
 
 def _take_all(
     reading: _Reading,
-    chunks: Iterator[tuple[int, bytes]],
+    chunks: Iterator[bytes],
     take: Callable[[_Reading], Callable[[_Lines], None]],
 ) -> None:
     consume = take(reading)
-    for first_line, chunk in chunks:
+    first_line = 1
+    for chunk in chunks:
         lines = _split(reading, chunk, first_line)
+        if lines is not None and lines.numbers is None:
+            first_line += lines.rows  # one row a line: the block's lines are its rows
+        else:
+            first_line += chunk.count(b"\n") + (not chunk.endswith(b"\n"))
         if lines is not None:
             reading.lines.add(reading.rows, lines)
             consume(lines)
@@ -363,15 +369,14 @@ def _plain_file(path: str | PathLike[str]) -> io.BufferedReader:
         raise _Undecoded from None  # (read_source names what is wrong)
 
 
-def _chunks(
-    read: Callable[[int], bytes], block_bytes: int | None, *, raw: bool
-) -> Iterator[tuple[int, bytes]]:
-    """``(first line number, whole lines)`` of the input, LF-ended, about ``block_bytes`` at
-    a time. Raw file bytes that are not plain UTF-8 with LF or CRLF ends raise
-    :class:`_Undecoded` (the caller decodes the file whole)."""
+def _chunks(read: Callable[[int], bytes], block_bytes: int | None, *, raw: bool) -> Iterator[bytes]:
+    """The whole lines of the input, LF-ended, about ``block_bytes`` at a time (their line
+    numbers are counted where they are split, :func:`_take_all`). Raw file bytes that are not
+    plain UTF-8 with LF or CRLF ends raise :class:`_Undecoded` (the caller decodes the file
+    whole)."""
     size = block_bytes or BLOCK_BYTES
     limit = DEFAULT_LIMITS.max_document_bytes
-    line, rest, first = 1, b"", True
+    rest, first = b"", True
     while True:
         data = read(size)
         if size < 0 or len(data) < size:  # the end of the input: the rest is one block
@@ -393,8 +398,7 @@ def _chunks(
                 chunk = chunk[len(codecs.BOM_UTF8) :]
             chunk = _plain_text(chunk, limit)
         first = False
-        yield line, chunk
-        line += chunk.count(b"\n") + (not chunk.endswith(b"\n"))
+        yield chunk
 
 
 def _plain_text(chunk: bytes, limit: int) -> bytes:
@@ -1046,8 +1050,9 @@ def assemble(
     window_size = np.concatenate(ranked.window_size)
     window_docs = concat_words(ranked.window_docs)
     ranked.window_docs.clear()
-    pos_gain, repeated = _window_gains(labels, ranked, window_query, window_size, window_docs)
-    window_start = np.cumsum(window_size) - window_size
+    pos_gain, window_unit, repeated = _window_gains(
+        labels, ranked, window_query, window_size, window_docs
+    )
 
     judged, run_ids = labels.query_ids, ranked.query_ids
     notes: list[str] = []
@@ -1069,11 +1074,14 @@ def assemble(
     pos_offsets = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(n_pos, out=pos_offsets[1:])
     by_out = np.flatnonzero(kept)[np.argsort(where[kept], kind="stable")]
-    flat = ranges(window_start[by_out], window_size[by_out])
+    flat: slice | np.ndarray = slice(None)  # every window kept, in output order: as they are
+    if by_out.size != where.size or (by_out[1:] < by_out[:-1]).any():
+        window_start = np.cumsum(window_size) - window_size
+        flat = ranges(window_start[by_out], window_size[by_out])
     position_words = window_docs[flat]
     del window_docs
     top_units = WordUnits(position_words, pos_offsets)
-    pos_unit = _word_codes(position_words, np.repeat(np.arange(n, dtype=np.int64), n_pos))
+    pos_unit = window_unit[flat]
 
     # Reference labels, per output query, in file order.
     qrels_out = np.fromiter((index.get(j, -1) for j in judged), dtype=np.int32, count=len(judged))
@@ -1156,16 +1164,6 @@ class WordUnits(PerQuery):
             yield names[a:b]
 
 
-def _word_codes(words: np.ndarray, query: np.ndarray) -> np.ndarray:
-    """A code per row, equal for equal (query, words) rows only (exact: equal hashes are
-    compared word by word)."""
-
-    def same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return (query[a] == query[b]) & (words[a] == words[b]).all(axis=1)
-
-    return RowIndex(hash_rows(words, seed=query), same).first.astype(np.int64)
-
-
 @dataclass
 class _JoinRepeats:
     """Qrels rows that repeat a ``(query, doc)``, as the join takes them: one label per
@@ -1185,12 +1183,15 @@ def _window_gains(
     window_query: np.ndarray,
     window_size: np.ndarray,
     window_docs: np.ndarray,
-) -> tuple[np.ndarray, _JoinRepeats | None]:
-    """The label code of every packed position, and the qrels' repeated rows (None: none).
+) -> tuple[np.ndarray, np.ndarray, _JoinRepeats | None]:
+    """The label code of every packed position, a unit code of every packed position (equal
+    for equal (query, doc) positions only), and the qrels' repeated rows (None: none).
 
     The qrels rows go into a hash table keyed by (query, doc) (a row meeting an
     equal one is a repeated judgment); each packed position looks its label up (the
-    gain of the first row with its query and doc).
+    gain of the first row with its query and doc). A position's unit is named by the label
+    it found; the positions that found none go into a table of their own, which names
+    theirs (one hash table fewer than coding every position anew).
     """
     judged_code = {qid: i for i, qid in enumerate(labels.query_ids)}
     extra = len(judged_code)
@@ -1206,7 +1207,7 @@ def _window_gains(
     query = labels.query
 
     def same_label(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return (query[a] == query[b]) & (docs[a] == docs[b]).all(axis=1)
+        return (query[a] == query[b]) & rows_equal(docs, a, docs, b)
 
     index = RowIndex(hash_rows(docs, seed=query), same_label)
     repeated = None
@@ -1217,7 +1218,7 @@ def _window_gains(
     position_docs = pad_words(window_docs, n_words)
 
     def same_position(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return (position_query[a] == query[b]) & (position_docs[a] == docs[b]).all(axis=1)
+        return (position_query[a] == query[b]) & rows_equal(position_docs, a, docs, b)
 
     label = index.find(hash_rows(position_docs, seed=position_query), same_position)
     pos_gain = np.full(len(label), UNLABELED, dtype=np.int8)
@@ -1226,7 +1227,31 @@ def _window_gains(
         pos_gain[found] = labels.gains[label[found]]
     else:
         pos_gain[found] = repeated.gains[repeated.first[label[found]]]
-    return pos_gain, repeated
+    return pos_gain, _unit_codes(label, position_query, position_docs), repeated
+
+
+def _unit_codes(label: np.ndarray, query: np.ndarray, docs: np.ndarray) -> np.ndarray:
+    """A code per position (int64, below the number of positions), equal exactly for the
+    positions of one (query, doc): from the label row each found (``label``: the row the
+    qrels table holds, one per (query, doc)), else from a table of the positions that found
+    none (their ``query`` codes and ``docs`` words)."""
+    codes = np.empty(len(label), dtype=np.int64)
+    found = np.flatnonzero(label >= 0)
+    # Label rows made dense: equal rows get the number one of their positions wrote.
+    number = np.empty(int(label.max(initial=-1)) + 1, dtype=np.int32)
+    number[label[found]] = np.arange(found.size, dtype=np.int32)
+    codes[found] = number[label[found]]
+    del number
+    unfound = np.flatnonzero(label < 0)
+    if unfound.size:
+        query, docs = query[unfound], docs[unfound]
+
+        def same(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+            return (query[a] == query[b]) & rows_equal(docs, a, docs, b)
+
+        held = RowIndex(hash_rows(docs, seed=query), same).first
+        codes[unfound] = found.size + held.astype(np.int64)
+    return codes
 
 
 def _join_repeats(labels: Labels, held: np.ndarray, docs: np.ndarray) -> _JoinRepeats:

@@ -167,6 +167,15 @@ def concat_words(parts: list[np.ndarray]) -> np.ndarray:
     )
 
 
+def rows_equal(x: np.ndarray, a: np.ndarray, y: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Whether word row ``x[a[i]]`` equals ``y[b[i]]``, for every i (both as wide), compared
+    word column by word column: no gathered copy of whole rows."""
+    equal = x[a, 0] == y[b, 0]
+    for i in range(1, x.shape[1]):
+        equal &= x[a, i] == y[b, i]
+    return equal
+
+
 def hash_rows(words: np.ndarray, seed: np.ndarray | None = None) -> np.ndarray:
     """A 64-bit hash of every row (and of ``seed``, e.g. a query code): equal rows hash
     equal; unequal rows rarely do (callers check equal hashes exactly)."""
@@ -238,7 +247,7 @@ def _many_values(rows: np.ndarray) -> tuple[np.ndarray, list[str]]:
             code[rank] = np.arange(len(uniq), dtype=np.int64)
             return code[inverse], as_strings(rows[first[rank]])
     n = len(rows)
-    held = RowIndex(hash_rows(rows), lambda a, b: (rows[a] == rows[b]).all(axis=1)).first
+    held = RowIndex(hash_rows(rows), lambda a, b: rows_equal(rows, a, rows, b)).first
     first = np.full(n, n, dtype=np.int64)  # per held row: the first row equal to it
     np.minimum.at(first, held, np.arange(n, dtype=np.int64))
     first = first[held]
@@ -310,6 +319,10 @@ def parse_scores(block: Block, j: int) -> np.ndarray:
     return scores
 
 
+#: :meth:`RowIndex.find` looks rows up this many at a time.
+FIND_ROWS = 1 << 18
+
+
 class RowIndex:
     """A hash table of rows, built and probed in bulk (open addressing, linear probing:
     every round moves all rows still looking one slot on). Rows are known by number;
@@ -348,11 +361,37 @@ class RowIndex:
     def find(
         self, hashes: np.ndarray, same: Callable[[np.ndarray, np.ndarray], np.ndarray]
     ) -> np.ndarray:
-        """For every new row (its hash in ``hashes``), the indexed row equal to it, or -1."""
-        rows = np.int32 if len(hashes) < 2**31 else np.int64
+        """For every new row (its hash in ``hashes``), the indexed row equal to it, or -1.
+        Rows are looked up :data:`FIND_ROWS` at a time (their temporaries stay small)."""
         out = np.full(len(hashes), -1, dtype=self._table.dtype)
-        pending = np.arange(len(hashes), dtype=rows)
+        if not len(self._hashes):
+            return out
+        for c in range(0, len(hashes), FIND_ROWS):
+
+            def same_here(a: np.ndarray, b: np.ndarray, c: int = c) -> np.ndarray:
+                return same(a + c, b)
+
+            self._find(hashes[c : c + FIND_ROWS], same_here, out[c : c + FIND_ROWS])
+        return out
+
+    def _find(
+        self,
+        hashes: np.ndarray,
+        same: Callable[[np.ndarray, np.ndarray], np.ndarray],
+        out: np.ndarray,
+    ) -> None:
+        """:meth:`find` of some rows, written into ``out``."""
+        rows = np.int32 if len(hashes) < 2**31 else np.int64
         slot = (hashes >> self._shift).astype(self._table.dtype)
+        # The first look, at every row's own slot, over whole columns (no list of rows yet).
+        held = self._table[slot]
+        taken = held >= 0
+        candidates = np.flatnonzero(taken & (hashes == self._hashes[held]))  # (-1: masked)
+        found = candidates[same(candidates, held[candidates])]
+        out[found] = held[found]
+        taken[found] = False
+        pending = np.flatnonzero(taken).astype(rows, copy=False)
+        slot[pending] = (slot[pending] + 1) & self._mask
         while pending.size:
             held = self._table[slot[pending]]
             hit = held >= 0
@@ -361,7 +400,6 @@ class RowIndex:
             out[pending[found]] = held[found]
             pending = pending[~found]
             slot[pending] = (slot[pending] + 1) & self._mask
-        return out
 
     def _equal(
         self,

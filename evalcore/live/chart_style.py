@@ -51,6 +51,9 @@ LEGEND_ROOM = 60
 GROUPED_MARKERS: dict[str, Any] = {"scattermode": "group", "scattergap": 0.5}
 
 
+#: A trace's axes in a :func:`two_row_layout`: the top row, the bottom row.
+TOP_ROW: dict[str, Any] = {"xaxis": "x", "yaxis": "y"}
+BOTTOM_ROW: dict[str, Any] = {"xaxis": "x2", "yaxis": "y2"}
 #: The marker of a run's unavailable values in a chart's "unavailable" strip.
 UNAVAILABLE_MARKER = {"symbol": "x-thin-open", "size": 7, "line": {"width": 1.5}}
 

@@ -21,9 +21,11 @@ from evalcore.contract.measures import Measure
 from evalcore.contract.reasons import reason_words
 from evalcore.contract.results import MetricValue
 from evalcore.live.chart_style import (
+    BOTTOM_ROW,
     GROUPED_MARKERS,
     LEGEND_BELOW,
     LEGEND_ROOM,
+    TOP_ROW,
     UNAVAILABLE_MARKER,
     query_axis,
     run_color,
@@ -90,7 +92,7 @@ def per_query_figure(state: LiveDashboard, metric: str | Measure, label: str,
             "name": f"{name} ({len(x_ok)} available)", "legendgroup": name, "text": t_ok,
             "marker": {**run_marker(index), "color": color}, **group,
             "hovertemplate": "%{text}: %{y:.4f}<extra>" + name + "</extra>",
-            "xaxis": "x", "yaxis": "y",
+            **TOP_ROW,
         })
         if x_iv:
             data.append({
@@ -99,14 +101,14 @@ def per_query_figure(state: LiveDashboard, metric: str | Measure, label: str,
                 "legendgroup": name, "text": t_iv, "line": {"width": 3, "color": color},
                 "opacity": 0.55, "connectgaps": False, **group,
                 "hovertemplate": "%{text}<extra>" + name + "</extra>",
-                "xaxis": "x", "yaxis": "y",
+                **TOP_ROW,
             })
         data.append({
             "type": scatter, "x": x_na, "y": [name] * len(x_na), "mode": "markers",
             "name": f"{name}: unavailable ({len(x_na)})", "legendgroup": name, "text": t_na,
             "marker": {**UNAVAILABLE_MARKER, "color": color},
             "hovertemplate": "%{text}<extra>" + name + " unavailable</extra>",
-            "xaxis": "x2", "yaxis": "y2",
+            **BOTTOM_ROW,
         })
     axis = query_axis(query_ids)
     shown = f"{n} queries" if queries is None else f"{escape(subset) or 'chosen'}: {n} queries"

@@ -38,13 +38,14 @@ from dataclasses import dataclass, field
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.analysis.comparability import RunTerms
 from evalcore.analysis.interval_text import unknown_counts
 from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.annotation.blocking import BlockingItem
 from evalcore.annotation.blocking_table import BlockingTable, RunBlocking, blocking_table
 from evalcore.compute.aggregate import aggregate_arrays
 from evalcore.compute.batch import CONFLICT_BASE, UNLABELED
-from evalcore.compute.evaluate import BatchResult, compute, compute_more
+from evalcore.compute.evaluate import BatchResult, compute, compute_more, evaluate
 from evalcore.compute.measures import LEGACY_NAMES
 from evalcore.compute.measures.base import reason_masks
 from evalcore.compute.unit_pairs import group_heads, pair_groups
@@ -65,6 +66,7 @@ from evalcore.store.observations import (
     CodedLabels,
     ReferenceColumns,
     RunColumns,
+    observations_for_runs,
     pack_run_columns,
     run_columns,
     study_evidence,
@@ -589,6 +591,14 @@ class LiveDashboard:
     def k(self, run_name: str) -> int:
         return self.runs[run_name].run.k
 
+    def run_terms(self, run: RunInfo) -> RunTerms:
+        """``RunTerms.of(run.name, self.evaluation(run.name), run.corpus_fingerprint)``
+        without the per-query results: every query of a run is packed at the run's own k
+        (None for a run with no query, as ``RunTerms.of`` gives)."""
+        return RunTerms(name=run.name, corpus_fingerprint=run.corpus_fingerprint,
+                        protocol=self.protocol,
+                        k=self.k(run.name) if self.runs[run.name].index else None)
+
     def evaluation(self, run_name: str) -> EvaluationReport:
         """The run's evaluation as :func:`evalcore.analysis.run_evaluation.evaluate_run` returns it
         on the working labels (same queries, metrics and aggregates; the reader diagnostic
@@ -693,3 +703,13 @@ class LiveDashboard:
 
     def n_blocking_items(self) -> int:
         return len(self._blocking_table())
+
+
+def query_results_by_run(study: Study, query_id: str) -> dict[str, QueryResult]:
+    """Run name -> one query's result under every run of the study (what the Annotate page
+    shows after each label): the metric computer on the store's observations of that
+    query, under the study's protocol."""
+    protocol = study.settings.protocol()
+    by_run = observations_for_runs(study, list_runs(study), None, [query_id])
+    return {name: evaluate(observations, protocol).queries[0]
+            for name, observations in by_run.items()}

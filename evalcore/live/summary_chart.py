@@ -30,7 +30,14 @@ import numpy as np
 
 from evalcore.contract.measures import Measure
 from evalcore.contract.reasons import reason_words
-from evalcore.live.chart_style import LEGEND_BELOW, LEGEND_ROOM, run_color, two_row_layout
+from evalcore.live.chart_style import (
+    BOTTOM_ROW,
+    LEGEND_BELOW,
+    LEGEND_ROOM,
+    TOP_ROW,
+    run_color,
+    two_row_layout,
+)
 from evalcore.live.dashboard import LiveDashboard
 
 #: From this many queries the dashboard draws the summary, not a point per query.
@@ -40,7 +47,7 @@ _EDGES = np.linspace(0.0, 1.0, round(1 / BIN_WIDTH) + 1)
 _UNAVAILABLE_COLOR = "#9e9e9e"
 #: The count bars' row: one offset group, horizontal, on the second row's axes.
 _COUNTS: dict[str, Any] = {"type": "bar", "orientation": "h", "offsetgroup": "counts",
-                           "xaxis": "x2", "yaxis": "y2"}
+                           **BOTTOM_ROW}
 
 
 def shows_summary(state: LiveDashboard) -> bool:
@@ -81,7 +88,7 @@ def summary_figure(state: LiveDashboard, measure: Measure, label: str) -> dict[s
             "name": f"{name} ({n_ok:,} available, {n_na:,} unavailable)",
             "legendgroup": name, "customdata": bins, "marker": {"color": color},
             "hovertemplate": "%{customdata}: %{y:,} queries<extra>" + name + "</extra>",
-            "xaxis": "x", "yaxis": "y",
+            **TOP_ROW,
         })
         data.append({
             **_COUNTS, "x": [n_ok], "y": [name], "legendgroup": name, "showlegend": False,

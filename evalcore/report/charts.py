@@ -25,9 +25,11 @@ from evalcore.contract.query_order import natural_key
 from evalcore.contract.reasons import reason_words
 from evalcore.contract.results import MetricName
 from evalcore.live.chart_style import (
+    BOTTOM_ROW,
     GROUPED_MARKERS,
     LEGEND_BELOW,
     LEGEND_ROOM,
+    TOP_ROW,
     UNAVAILABLE_MARKER,
     query_axis,
     run_color,
@@ -81,7 +83,7 @@ def per_query_figure(report: Report, metric: MetricName) -> Figure:
         data.append({
             "type": "scatter", "mode": "markers", "name": name, "legendgroup": name,
             "x": np.asarray(x_ok, dtype=np.int64), "y": np.asarray(y_ok, dtype=np.float64),
-            "text": _strings(text_ok), "xaxis": "x", "yaxis": "y", "offsetgroup": name,
+            "text": _strings(text_ok), **TOP_ROW, "offsetgroup": name,
             "marker": {**run_marker(index), "color": run_color(index)},
             "hovertemplate": "%{text}<br>" + f"{label} = " + "%{y:.4f}<extra>" + name
             + "</extra>",
@@ -90,7 +92,7 @@ def per_query_figure(report: Report, metric: MetricName) -> Figure:
             "type": "scatter", "mode": "markers", "name": f"{name}: unavailable ({len(x_na)})",
             "legendgroup": name, "x": np.asarray(x_na, dtype=np.int64),
             "y": _strings([name] * len(x_na)), "text": _strings(text_na),
-            "xaxis": "x2", "yaxis": "y2", "marker": {**UNAVAILABLE_MARKER, "color": run_color(index)},
+            **BOTTOM_ROW, "marker": {**UNAVAILABLE_MARKER, "color": run_color(index)},
             "hovertemplate": "%{text}<extra>" + name + " unavailable</extra>",
         })
     layout["yaxis"].update(title={"text": label}, range=[-0.03, 1.03], automargin=True)
@@ -165,7 +167,7 @@ def delta_figure(comparison: MetricComparison) -> Figure:
     positions = np.arange(order.size)
     if order.size <= _BARS_UP_TO:
         delta_traces = [{
-            "type": "bar", "name": "Δ on paired queries", "xaxis": "x", "yaxis": "y",
+            "type": "bar", "name": "Δ on paired queries", **TOP_ROW,
             "x": positions, "y": sorted_deltas, "text": query_ids[order], "textposition": "none",
             "hovertemplate": "%{text}: Δ = %{y:.4f}<extra></extra>",
             # a zero delta is a flat bar: its outline keeps it visible (a paired query, not a gap)
@@ -180,7 +182,7 @@ def delta_figure(comparison: MetricComparison) -> Figure:
         delta_traces = [
             {
                 "type": "scatter", "mode": "lines", "fill": "tozeroy", "name": name,
-                "xaxis": "x", "yaxis": "y", "x": positions[mask], "y": sorted_deltas[mask],
+                **TOP_ROW, "x": positions[mask], "y": sorted_deltas[mask],
                 "text": query_ids[order][mask], "line": {"color": color, "width": 1},
                 "hovertemplate": "%{text}: Δ = %{y:.4f}<extra></extra>",
             }
@@ -191,8 +193,8 @@ def delta_figure(comparison: MetricComparison) -> Figure:
     data = [
         *delta_traces,
         {
-            "type": "scatter", "mode": "markers", "name": "excluded", "xaxis": "x2",
-            "yaxis": "y2", "x": np.arange(len(excluded_text)),
+            "type": "scatter", "mode": "markers", "name": "excluded", **BOTTOM_ROW,
+            "x": np.arange(len(excluded_text)),
             "y": _strings(["excluded"] * len(excluded_text)), "text": _strings(excluded_text),
             "marker": UNAVAILABLE_MARKER, "hovertemplate": "%{text}<extra></extra>",
         },
@@ -267,7 +269,7 @@ def aggregate_figure(report: Report, metrics: list[MetricName]) -> Figure:
                  if m in run.evaluation.aggregates else "not computed" for m in metrics]
         data.append({
             "type": "bar", "x": labels, "y": values, "base": bases, "name": name,
-            "legendgroup": name, "offsetgroup": name, "xaxis": "x", "yaxis": "y",
+            "legendgroup": name, "offsetgroup": name, **TOP_ROW,
             "text": texts, "textposition": "outside", "cliponaxis": False,
             "customdata": hover,
             "marker": {"color": color, "pattern": {"shape": patterns, "fillmode": "overlay",
@@ -279,7 +281,7 @@ def aggregate_figure(report: Report, metrics: list[MetricName]) -> Figure:
             data.append({
                 "type": "bar", "x": labels, "y": [0.0 if u else None for u in unbounded],
                 "name": f"{name}: no bounds", "legendgroup": name, "offsetgroup": name,
-                "showlegend": False, "xaxis": "x", "yaxis": "y",
+                "showlegend": False, **TOP_ROW,
                 "text": ["no bounds" if u else "" for u in unbounded], "textangle": -90,
                 "textposition": "outside", "cliponaxis": False, "customdata": hover,
                 "marker": {"color": color},
@@ -288,7 +290,7 @@ def aggregate_figure(report: Report, metrics: list[MetricName]) -> Figure:
         data.append({
             "type": "bar", "x": labels, "y": counts, "name": f"{name}: queries with the metric",
             "legendgroup": name, "offsetgroup": name, "showlegend": False,
-            "xaxis": "x2", "yaxis": "y2", "text": count_texts, "textposition": "outside",
+            **BOTTOM_ROW, "text": count_texts, "textposition": "outside",
             "cliponaxis": False, "marker": {"color": color, "opacity": 0.55},
             "hovertemplate": "%{x}: %{text} queries have it<extra>" + name + "</extra>",
         })

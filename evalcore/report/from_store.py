@@ -26,12 +26,13 @@ from evalcore.analysis.bottom_line import BottomLine, bottom_line
 from evalcore.analysis.compare import ComparisonSettings
 from evalcore.analysis.pair_comparison import PairComparison, compare_pair
 from evalcore.analysis.query_set import QuerySetSpec, resolve_stored_query_set
-from evalcore.analysis.run_evaluation import evaluate_run_measures, population_notes
+from evalcore.analysis.run_evaluation import evaluate_run_measures
 from evalcore.contract.measures import DEFAULT_MEASURES, Measure, parse_measure
 from evalcore.estimation.stored import estimate_stored
 from evalcore.report.build import RunInput, build_report
 from evalcore.report.model import AnnotatorNote, Report, ReportInternal
 from evalcore.store.labels import noted_label_events, query_annotators
+from evalcore.store.population import study_population
 from evalcore.store.query_reads import query_texts
 from evalcore.store.references import get_reference
 from evalcore.store.runs import get_run
@@ -140,7 +141,7 @@ def report_from_store(
         "decisions": decisions,
         "bottom_lines": [bottom_line(pc) for pc in decisions],
         "query_set": None if query_set is None else query_set.record(),
-        "notes": population_notes(study),
+        "notes": study_population(study).size_notes(),
     }
     if sample is not None:
         updates["bottom_lines"] = sample_bottom_lines(study, sample, decisions, level, scope)
@@ -238,15 +239,5 @@ def decisions_of(
 def _internal(study: Study, run_ids: dict[str, int]) -> ReportInternal:
     """Run row ids, annotators per query and annotator notes (two indexed scans)."""
     annotators = query_annotators(study)
-    notes = [
-        AnnotatorNote(
-            query_id=e.query_id,
-            unit_id=e.unit_id,
-            annotator=e.annotator,
-            note=e.note,
-            created_at=e.created_at,
-            event_id=e.event_id,
-        )
-        for e in noted_label_events(study)
-    ]
+    notes = [AnnotatorNote.model_validate(e, from_attributes=True) for e in noted_label_events(study)]
     return ReportInternal(run_ids=run_ids, annotators=dict(annotators), notes=notes)

@@ -33,14 +33,7 @@ def report_hash(report: Report) -> str:
 
 def save_report(db: sqlite_utils.Database, report: Report) -> StoredReport:
     """Store ``report`` once; refuse a second report of the same name in the study."""
-    record = ReportRecord(
-        study_id=report.study_id,
-        name=report.name,
-        reference_version=report.reference_version,
-        created_at=report.created_at,
-        created_by=report.created_by,
-        evalcore_version=report.evalcore_version,
-    )
+    record = ReportRecord.model_validate(report, from_attributes=True)
     return save_report_body(db, record, canonical_json(report))
 
 

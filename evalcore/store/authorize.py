@@ -20,6 +20,7 @@ from evalcore.access.decisions import (
     decide_study_action,
     named_user,
     require_actor,
+    viewer_id,
 )
 from evalcore.access.organisations import (
     decide_corpus_write,
@@ -40,8 +41,7 @@ from evalcore.store.membership import (
     organisation_owners,
     organisation_role,
     organisation_team_studies,
-    study_leads,
-    study_mode,
+    study_access,
 )
 from evalcore.store.studies import StudyIn, StudyNotFoundError, get_study, study_exists, study_ids
 
@@ -64,16 +64,17 @@ def authorize(
     """
     if study is None:
         study = known_study(db, actor, study_id)
-    if study_mode(db, study_id) == "local":
+    facts = study_access(db, study_id, viewer_id(actor), study.org_id)
+    if not facts.team:
         return None
     user = require_actor(actor, study_id=study_id, permission=permission)
     return decide_study_action(
         study_id=study_id,
         org_id=study.org_id,
         user=user,
-        role=member_role(db, study_id, user),
-        leads=study_leads(db, study_id),
-        in_study_org=study.org_id is None or in_organisation(db, user, study.org_id),
+        role=facts.role,
+        leads=facts.leads,
+        in_study_org=study.org_id is None or facts.in_org,
         permission=permission,
     )
 

@@ -9,7 +9,7 @@ to order the to-decide queue and as predictors in estimates (:mod:`evalcore.esti
 An import (:func:`write_automatic_import`, permission ``IMPORT``) is written staged, its
 labels in short transactions, and published with its audit entry by one final
 transaction; every read ignores staged imports, so a failed or killed import shows nothing
-(the next ``open_store`` removes a dead process's: :func:`discard_abandoned_automatic_imports`).
+(the next ``open_store`` removes a dead process's: :func:`discard_automatic_import`).
 A judge writes each batch as one small published import (:func:`append_automatic_labels`),
 so an interrupted run keeps what it wrote. A source's current label of a unit is the one of
 its latest published import holding the unit.
@@ -28,7 +28,7 @@ from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
 from evalcore.store.document_imports import published
 from evalcore.store.scoping import readable_filter
-from evalcore.store.staging import delete_in_chunks, discard_abandoned, staging_owner
+from evalcore.store.staging import delete_in_chunks, staging_owner
 from evalcore.store.study_handle import Study
 from evalcore.store.transaction import write_transaction
 
@@ -70,13 +70,19 @@ def write_automatic_import(
     anything when ``actor`` may not import into the study."""
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
-        import_id = _insert_import(
-            db, study_id, source, file, format, actor, len(labels), staged_by=staging_owner()
+        cursor = db.execute(
+            "INSERT INTO automatic_imports (study_id, source, file, format, imported_by, "
+            "imported_at, n_labels, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            [study_id, source, file, format, actor, utc_now_iso(), len(labels), staging_owner()],
         )
+        import_id = int(cursor.lastrowid)
     try:
         for start in range(0, len(labels), CHUNK):
             with write_transaction(db):
-                _insert_labels(db, import_id, labels[start : start + CHUNK])
+                db.conn.executemany(
+                    "INSERT INTO automatic_labels (import_id, query_id, unit_id, gain) "
+                    "VALUES (?, ?, ?, ?)",
+                    ((import_id, q, u, g) for q, u, g in labels[start : start + CHUNK]))
         with write_transaction(db):
             authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
             db.execute(
@@ -84,7 +90,9 @@ def write_automatic_import(
                 "WHERE import_id = ?",
                 [utc_now_iso(), import_id],
             )
-            _audit_import(db, study_id, source, file, format, actor, len(labels), detail)
+            record_audit(db, actor=actor, action="import.automatic-labels", study_id=study_id,
+                         detail={"source": source, "file": file, "format": format,
+                                 "labels": len(labels), "imported_by": actor, **(detail or {})})
     except BaseException:
         discard_automatic_import(db, import_id)
         raise
@@ -103,54 +111,16 @@ def append_automatic_labels(
     detail: dict[str, object] | None = None,
 ) -> int:
     """Store a small batch of ``labels`` ((query id, unit id, gain), each unit once) of the
-    automatic ``source`` as one published import, in one short write transaction that
-    authorises ``actor`` (permission ``IMPORT``), writes the import and its labels and
-    appends the audit entry (``import.automatic-labels``). For a judge that answers a few
-    units at a time (``evalcore judge``): each batch is kept as soon as it is written, so
-    an interrupted run keeps what it stored. Returns the import's id."""
+    automatic ``source`` as one published import: :func:`write_automatic_import` inside one
+    short write transaction (its staging never shows), audited as ``import.automatic-labels``.
+    For a judge that answers a few units at a time (``evalcore judge``): each batch is kept as
+    soon as it is written, so an interrupted run keeps what it stored. Returns the import's
+    id."""
     if not labels:
         raise ValueError("no automatic labels to append")
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
-        import_id = _insert_import(
-            db, study_id, source, file, format, actor, len(labels), staged_by=None
-        )
-        _insert_labels(db, import_id, labels)
-        _audit_import(db, study_id, source, file, format, actor, len(labels), detail)
-    return import_id
-
-
-def _insert_import(
-    db: sqlite_utils.Database, study_id: str, source: str, file: str, format: str,
-    actor: str, n_labels: int, *, staged_by: str | None,
-) -> int:
-    """One ``automatic_imports`` row (staged when ``staged_by`` is set); its id."""
-    return int(
-        db.execute(
-            "INSERT INTO automatic_imports (study_id, source, file, format, imported_by, "
-            "imported_at, n_labels, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [study_id, source, file, format, actor, utc_now_iso(), n_labels, staged_by],
-        ).lastrowid
-    )
-
-
-def _insert_labels(
-    db: sqlite_utils.Database, import_id: int, labels: Sequence[tuple[str, str, int]]
-) -> None:
-    db.conn.executemany(
-        "INSERT INTO automatic_labels (import_id, query_id, unit_id, gain) VALUES (?, ?, ?, ?)",
-        ((import_id, q, u, g) for q, u, g in labels),
-    )
-
-
-def _audit_import(
-    db: sqlite_utils.Database, study_id: str, source: str, file: str, format: str,
-    actor: str, n_labels: int, detail: dict[str, object] | None,
-) -> None:
-    """The ``import.automatic-labels`` audit entry of a published import."""
-    record_audit(db, actor=actor, action="import.automatic-labels", study_id=study_id,
-                 detail={"source": source, "file": file, "format": format,
-                         "labels": n_labels, "imported_by": actor, **(detail or {})})
+        return write_automatic_import(db, study_id=study_id, source=source, file=file,
+                                      format=format, labels=labels, actor=actor, detail=detail)
 
 
 def judgeable_documents(study: Study, corpus_id: str, doc_ids: Iterable[str]) -> dict[str, str]:
@@ -195,15 +165,6 @@ def discard_automatic_import(db: sqlite_utils.Database, import_id: int) -> None:
             "DELETE FROM automatic_imports WHERE import_id = ? AND staged_by IS NOT NULL",
             [import_id],
         )
-
-
-def discard_abandoned_automatic_imports(db: sqlite_utils.Database) -> int:
-    """Discard staged automatic imports whose importing process is gone; return how many."""
-    return discard_abandoned(
-        db,
-        "SELECT import_id, staged_by FROM automatic_imports WHERE staged_by IS NOT NULL",
-        discard_automatic_import,
-    )
 
 
 def automatic_labels(

@@ -13,12 +13,17 @@ from pathlib import Path
 
 import sqlite_utils
 
-from evalcore.store.automatic_labels import discard_abandoned_automatic_imports
+from evalcore.store.automatic_labels import discard_automatic_import
 from evalcore.store.document_replacements import settle_abandoned_imports
 from evalcore.store.engine_connect import connect_read_write
 from evalcore.store.schema import migrate as run_migrations
-from evalcore.store.staged_studies import discard_abandoned_studies
-from evalcore.store.staging import discard_abandoned_runs
+from evalcore.store.staged_studies import discard_staged_study
+from evalcore.store.staging import discard_abandoned, discard_staged_run
+
+#: (table, key, discard) of each import written staged: a run import killed mid-way, a study
+#: import, an import of automatic judgments; their dead processes' rows are discarded.
+_STAGED = [("runs", "run_id", discard_staged_run), ("studies", "study_id", discard_staged_study),
+           ("automatic_imports", "import_id", discard_automatic_import)]
 
 
 def open_store(path: str | Path, *, migrate: bool = True) -> sqlite_utils.Database:
@@ -35,8 +40,7 @@ def _prepared(db: sqlite_utils.Database, *, migrate: bool) -> sqlite_utils.Datab
     """``db`` migrated and rid of the imports a killed process abandoned."""
     if migrate:
         run_migrations(db)
-        discard_abandoned_runs(db)  # a run import killed mid-way leaves nothing visible
-        discard_abandoned_studies(db)  # a study import
-        discard_abandoned_automatic_imports(db)  # an import of automatic judgments
+        for table, key, discard in _STAGED:  # a killed import leaves nothing visible
+            discard_abandoned(db, table, key, discard)
         settle_abandoned_imports(db)  # and a document import (finished if it had published)
     return db

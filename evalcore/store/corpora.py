@@ -13,12 +13,11 @@ import sqlite_utils
 
 from evalcore.access.decisions import named_user
 from evalcore.io.clock import utc_now_iso
+from evalcore.store.lookup import exists
 
 
 def corpus_registered(db: sqlite_utils.Database, corpus_id: str) -> bool:
-    return db.execute(
-        "SELECT 1 FROM corpora WHERE corpus_id = ?", [corpus_id]
-    ).fetchone() is not None
+    return exists(db, "SELECT 1 FROM corpora WHERE corpus_id = ?", [corpus_id])
 
 
 def corpus_owner(db: sqlite_utils.Database, corpus_id: str) -> str | None:

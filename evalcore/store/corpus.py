@@ -11,6 +11,7 @@ from evalcore.contract.limits import MAX_ID_CHARS
 from evalcore.io.clock import to_iso
 from evalcore.store.authorize import authorize_corpus_write
 from evalcore.store.corpora import corpus_owner, register_corpus
+from evalcore.store.dialect import in_chunks
 from evalcore.store.document_imports import published
 from evalcore.store.hashing import content_hash
 from evalcore.store.transaction import write_transaction
@@ -121,11 +122,8 @@ def get_documents(
     db: sqlite_utils.Database, corpus_id: str, doc_ids: Iterable[str]
 ) -> dict[str, Document]:
     """The stored documents among ``doc_ids`` (missing ids are simply absent)."""
-    wanted = list(dict.fromkeys(doc_ids))
     found: dict[str, Document] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
+    for marks, chunk in in_chunks(doc_ids):
         for row in db.execute(
             f"SELECT {_COLUMNS} FROM documents WHERE corpus_id = ? AND doc_id IN ({marks}) "
             f"AND {published()}",

@@ -104,6 +104,15 @@ _PLACEHOLDER_LIST = re.compile(r"\bIN\s*\(\s*\?(?:\s*,\s*\?)+\s*\)", re.IGNORECA
 _LIST_MARK = re.compile(r"%\(in_list_(\d+)\)s")
 
 
+def in_chunks(ids: Iterable[str], size: int = 500) -> Iterator[tuple[str, list[str]]]:
+    """The distinct ``ids`` in lists of at most ``size``, each with the ``?, ?, ...`` of its
+    ``IN (...)``: a read of many ids stays under the engines' parameter limits."""
+    wanted = list(dict.fromkeys(ids))
+    for start in range(0, len(wanted), size):
+        chunk = wanted[start : start + size]
+        yield ", ".join("?" * len(chunk)), chunk
+
+
 def to_postgres(sql: str) -> str:
     """The PostgreSQL text of one statement the store writes in SQLite's dialect.
 
@@ -193,7 +202,7 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
             total = exp.Sum(this=_cast(node.expressions[0].copy(), "DOUBLE"))
             node.replace(exp.Coalesce(this=total, expressions=[exp.Literal.number("0.0")]))
     for node in list(tree.find_all(exp.Chr)):
-        node.replace(exp.Anonymous(this="sqlite_char", expressions=list(node.expressions)))
+        node.replace(_char(list(node.expressions)))
     _indexed_order(tree, hints)
     return tree
 
@@ -205,23 +214,45 @@ def _cast(expression: "sqlglot.exp.Expression", to: str) -> "sqlglot.exp.Cast": 
     return exp.Cast(this=expression, to=exp.DataType.build(to))
 
 
+def _char(codes: list["sqlglot.exp.Expression"]) -> "sqlglot.exp.Expression":  # noqa: F821
+    """SQLite's ``char(c, ...)``: ``chr(c) || ...`` when every code is a positive integer
+    literal (a separator: a constant the server folds once, where a call of the
+    ``sqlite_char`` function would run per row and keep the query off parallel workers),
+    else ``sqlite_char(...)``."""
+    from sqlglot import exp
+
+    if codes and all(isinstance(c, exp.Literal) and c.is_int and int(c.name) > 0
+                     for c in codes):
+        parts = [exp.Anonymous(this="chr", expressions=[c.copy()]) for c in codes]
+        joined: exp.Expression = parts[0]
+        for part in parts[1:]:
+            joined = exp.DPipe(this=joined, expression=part)
+        return joined
+    return exp.Anonymous(this="sqlite_char", expressions=codes)
+
+
 def _indexed_order(tree: "sqlglot.exp.Expression",  # noqa: F821
                    hints: list[tuple["sqlglot.exp.Table", str]]) -> None:  # noqa: F821
     """A query reading a table ``INDEXED BY`` an index scans it in the index's order, and
     SQLite's ``group_concat`` concatenates in scan order (the store relies on it, e.g. a
-    query's labels in unit id order): on PostgreSQL, where the hint is dropped, each
-    ``STRING_AGG`` of that query gets ``ORDER BY`` the index's columns."""
+    query's labels in unit id order). On PostgreSQL, where the hint is dropped, a query
+    with a ``STRING_AGG`` reads the table from a derived table of the same name sorted
+    by the index's columns (the query's conditions are pushed into it): an aggregate
+    takes its rows in the order its input delivers them, and a sorted subquery is not
+    merged into the query around it. (An ``ORDER BY`` inside each ``STRING_AGG`` would
+    sort every group once per aggregate, several times the work of one sort.)"""
     from sqlglot import exp
 
     for table, index in hints:
         select = table.find_ancestor(exp.Select)
-        if select is None:
+        if select is None or not any(node.find_ancestor(exp.Select) is select
+                                     for node in select.find_all(exp.GroupConcat)):
             continue
-        columns = [exp.column(name, table=table.alias_or_name) for name in index_columns(index)]
-        for node in list(select.find_all(exp.GroupConcat)):
-            if node.find_ancestor(exp.Select) is select and not isinstance(node.this, exp.Order):
-                order = [exp.Ordered(this=c.copy(), nulls_first=False) for c in columns]
-                node.set("this", exp.Order(this=node.this, expressions=order))
+        name = table.alias_or_name
+        inner = exp.select("*").from_(exp.Table(this=table.this.copy())).order_by(
+            *[exp.Ordered(this=exp.column(c), nulls_first=False) for c in index_columns(index)])
+        table.replace(exp.Subquery(this=inner,
+                                   alias=exp.TableAlias(this=exp.to_identifier(name))))
 
 
 _CREATE_INDEX = re.compile(r"CREATE\s+(?:UNIQUE\s+)?INDEX\s+(?:IF\s+NOT\s+EXISTS\s+)?(\w+)\s+"
@@ -497,24 +528,17 @@ def store_tables(db: object, column: str | None = None) -> list[str]:
 
 
 def row_key(db: object, table: str) -> str:
-    """``rowid``, or the primary key columns of a table without one (SQLite's WITHOUT ROWID;
-    on PostgreSQL the tables the schema gave no ``rowid`` column)."""
-    if is_postgres(db):
-        has_rowid = db.execute(  # type: ignore[attr-defined]
-            "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
-            "AND table_name = ? AND column_name = 'rowid'", [table]).fetchone()
-        if has_rowid:
-            return "rowid"
-        return ", ".join(name for name, in db.execute(  # type: ignore[attr-defined]
-            "SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid "
-            "AND a.attnum = ANY(i.indkey) WHERE i.indrelid = CAST(? AS regclass) "
-            "AND i.indisprimary ORDER BY array_position(i.indkey, a.attnum)", [table]))
-    without_rowid = "WITHOUT ROWID" in db.execute(  # type: ignore[attr-defined]
-        "SELECT sql FROM sqlite_master WHERE name = ?", [table]).fetchone()[0].upper()
-    if not without_rowid:
+    """``rowid`` where :func:`copy_columns` holds it, else the table's primary key columns (an
+    integer key, which a SQLite rowid aliases, or the key of a table without a rowid)."""
+    if "rowid" in copy_columns(db, table):
         return "rowid"
-    return ", ".join(name for name, in db.execute(  # type: ignore[attr-defined]
-        "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk", [table]))
+    if is_postgres(db):
+        sql = ("SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid "
+               "AND a.attnum = ANY(i.indkey) WHERE i.indrelid = CAST(%s AS regclass) "
+               "AND i.indisprimary ORDER BY array_position(i.indkey, a.attnum)")
+    else:
+        sql = "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk"
+    return ", ".join(name for (name,) in _raw(db).execute(sql, [table]))
 
 
 def main_file(db: object) -> str:
@@ -522,9 +546,8 @@ def main_file(db: object) -> str:
     (the caches keyed by the store file then keep to the connection)."""
     if is_postgres(db):
         return ""
-    conn = getattr(db, "conn", db)
-    return next((r[2] for r in conn.execute("PRAGMA database_list")  # type: ignore[attr-defined]
-                 if r[1] == "main"), "") or ""
+    files = {name: file for _, name, file in _raw(db).execute("PRAGMA database_list")}
+    return files.get("main") or ""
 
 
 def server_place(db: object) -> str:
@@ -534,8 +557,8 @@ def server_place(db: object) -> str:
     if not is_postgres(db):
         return ""
     raw = _raw(db)
-    info = raw.info  # type: ignore[attr-defined]
-    schema, database_oid, schema_oid = raw.execute(  # type: ignore[attr-defined]
+    info = raw.info
+    schema, database_oid, schema_oid = raw.execute(
         "SELECT current_schema(), d.oid, n.oid FROM pg_database d, pg_namespace n "
         "WHERE d.datname = current_database() AND n.nspname = current_schema()").fetchone()
     return (f"postgresql://{info.host}:{info.port}/{info.dbname}/{schema}"
@@ -553,7 +576,7 @@ _PG_REFERENCES = ("SELECT s.relname, d.relname FROM pg_constraint c "
                   "WHERE c.contype = 'f' AND n.nspname = current_schema()")
 
 
-def _raw(db: object) -> object:
+def _raw(db: object) -> Any:
     """The engine's own connection: psycopg's on PostgreSQL, sqlite3's on SQLite."""
     conn = getattr(db, "conn", db)
     return conn.raw if is_postgres(conn) else conn  # type: ignore[attr-defined]
@@ -566,7 +589,7 @@ def tables_in_dependency_order(db: object) -> list[str]:
     names = set(store_tables(db))
     needs: dict[str, set[str]] = {name: set() for name in names}
     references = _PG_REFERENCES if is_postgres(db) else _SQLITE_REFERENCES
-    for table, referenced in _raw(db).execute(references):  # type: ignore[attr-defined]
+    for table, referenced in _raw(db).execute(references):
         if table in needs and referenced in names and referenced != table:
             needs[table].add(referenced)
     ordered: list[str] = []
@@ -589,12 +612,12 @@ def copy_columns(db: object, table: str) -> list[str]:
     identity column of that name), so a copy keeps the row's identity."""
     raw = _raw(db)
     if is_postgres(db):
-        return [name for (name,) in raw.execute(  # type: ignore[attr-defined]
+        return [name for (name,) in raw.execute(
             "SELECT column_name FROM information_schema.columns WHERE table_schema = "
             "current_schema() AND table_name = %s ORDER BY ordinal_position", [table])]
-    info = raw.execute("SELECT name, upper(type), pk FROM pragma_table_info(?) "  # type: ignore[attr-defined]
+    info = raw.execute("SELECT name, upper(type), pk FROM pragma_table_info(?) "
                        "ORDER BY cid", [table]).fetchall()
-    (create,) = raw.execute("SELECT sql FROM sqlite_master WHERE name = ?",  # type: ignore[attr-defined]
+    (create,) = raw.execute("SELECT sql FROM sqlite_master WHERE name = ?",
                             [table]).fetchone()
     keys = [kind for _, kind, pk in info if pk]
     without_rowid = bool(re.search(r"\)\s*WITHOUT\s+ROWID\s*;?\s*$", create, re.IGNORECASE))
@@ -616,9 +639,9 @@ def read_rows(db: object, table: str, columns: list[str], batch: int) -> Iterato
            f"ORDER BY {row_key(db, table)}")
     raw = _raw(db)
     if is_postgres(db):
-        cursor = raw.cursor(name=f"copy_{table}")  # type: ignore[attr-defined]
+        cursor = raw.cursor(name=f"copy_{table}")
     else:
-        cursor = raw.cursor()  # type: ignore[attr-defined]
+        cursor = raw.cursor()
     size = min(batch, 64)  # the first rows tell how wide they are
     try:
         cursor.execute(sql)
@@ -632,13 +655,16 @@ def read_rows(db: object, table: str, columns: list[str], batch: int) -> Iterato
         cursor.close()
 
 
-def write_rows(db: object, table: str, columns: list[str], batches: Iterable[list[tuple]]) -> None:
+def write_rows(db: object, table: str, columns: list[str],
+               batches: Iterable[Iterable[tuple]]) -> None:
     """Insert every row of ``batches`` into ``table`` as given (keys and rowids included):
-    one ``COPY`` on PostgreSQL, batched inserts on SQLite; inside the caller's transaction."""
+    one ``COPY`` on PostgreSQL (one round trip for the lot instead of one per row), batched
+    inserts on SQLite; inside the caller's transaction. For the store's large inserts (a
+    copied store, a run's results and rankings)."""
     names = ", ".join(_quoted(c) for c in columns)
     raw = _raw(db)
     if is_postgres(db):
-        with raw.cursor() as cursor, cursor.copy(  # type: ignore[attr-defined]
+        with raw.cursor() as cursor, cursor.copy(
                 f"COPY {_quoted(table)} ({names}) FROM STDIN") as copy:
             for rows in batches:
                 for row in rows:
@@ -646,55 +672,47 @@ def write_rows(db: object, table: str, columns: list[str], batches: Iterable[lis
         return
     sql = f"INSERT INTO {_quoted(table)} ({names}) VALUES ({', '.join('?' * len(columns))})"
     for rows in batches:
-        raw.executemany(sql, rows)  # type: ignore[attr-defined]
-
-
-def insert_rows(db: object, table: str, columns: list[str], rows: Iterable[tuple]) -> None:
-    """Insert ``rows`` into ``table`` inside the caller's transaction: one ``COPY`` on
-    PostgreSQL (one round trip for the lot instead of one per row), ``executemany`` on
-    SQLite. For the store's large inserts (a run's results and rankings)."""
-    write_rows(db, table, columns, (rows,))
+        raw.executemany(sql, rows)
 
 
 def has_rows(db: object, table: str) -> bool:
     """Does ``table`` hold any row?"""
-    return _raw(db).execute(  # type: ignore[attr-defined]
+    return _raw(db).execute(
         f"SELECT EXISTS (SELECT 1 FROM {_quoted(table)})").fetchone()[0] in (1, True)
 
 
 def count_rows(db: object, table: str) -> int:
-    return int(_raw(db).execute(f"SELECT count(*) FROM {_quoted(table)}").fetchone()[0])  # type: ignore[attr-defined]
+    return int(_raw(db).execute(f"SELECT count(*) FROM {_quoted(table)}").fetchone()[0])
 
 
 _INSERT_TRIGGER = re.compile(r"^\s*CREATE\s+TRIGGER\s+\w+\s+(BEFORE|AFTER|INSTEAD\s+OF)\s+INSERT\b",
                              re.IGNORECASE)
 
 
+def _triggers(db: object) -> list[tuple[str, str, bool, bool]]:
+    """(table, trigger, enabled, fires on insert) of the store's own triggers, by table and
+    name. A SQLite trigger exists or does not (always enabled); on PostgreSQL ``ALTER TABLE
+    ... DISABLE`` may leave one off."""
+    if is_postgres(db):
+        sql = ("SELECT c.relname, t.tgname, t.tgenabled <> 'D', (t.tgtype & 4) <> 0 "
+               "FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n "
+               "ON n.oid = c.relnamespace WHERE NOT t.tgisinternal AND n.nspname = current_schema()")
+        return sorted(_raw(db).execute(sql).fetchall())
+    sql = "SELECT tbl_name, name, sql FROM sqlite_master WHERE type = 'trigger'"
+    return sorted((table, name, True, bool(_INSERT_TRIGGER.match(create)))
+                  for table, name, create in _raw(db).execute(sql))
+
+
 def insert_triggers(db: object) -> list[tuple[str, str]]:
     """(table, trigger) of every trigger that fires on an insert, by table and name (the
     derived rows they write -- unit codes, corpus generations, suspects -- and the seals
     they check are in a copied store already)."""
-    if is_postgres(db):
-        return sorted((table, name) for table, name, _, on_insert in _pg_triggers(db) if on_insert)
-    return sorted((table, name) for table, name, sql in _raw(db).execute(  # type: ignore[attr-defined]
-        "SELECT tbl_name, name, sql FROM sqlite_master WHERE type = 'trigger'")
-        if _INSERT_TRIGGER.match(sql))
-
-
-def _pg_triggers(db: object) -> list[tuple[str, str, bool, bool]]:
-    """(table, trigger, enabled, fires on insert) of the store's own triggers on PostgreSQL."""
-    return _raw(db).execute(  # type: ignore[attr-defined]
-        "SELECT c.relname, t.tgname, t.tgenabled <> 'D', (t.tgtype & 4) <> 0 FROM pg_trigger t "
-        "JOIN pg_class c ON c.oid = t.tgrelid JOIN pg_namespace n ON n.oid = c.relnamespace "
-        "WHERE NOT t.tgisinternal AND n.nspname = current_schema()").fetchall()
+    return [(table, name) for table, name, _, on_insert in _triggers(db) if on_insert]
 
 
 def disabled_triggers(db: object) -> list[str]:
-    """The triggers of the store that are switched off (always none on SQLite, where a
-    trigger exists or does not; on PostgreSQL, those ``ALTER TABLE ... DISABLE`` left off)."""
-    if not is_postgres(db):
-        return []
-    return sorted(name for _, name, enabled, _ in _pg_triggers(db) if not enabled)
+    """The triggers of the store that are switched off (always none on SQLite)."""
+    return sorted(name for _, name, enabled, _ in _triggers(db) if not enabled)
 
 
 @contextmanager
@@ -708,18 +726,18 @@ def insert_triggers_suspended(db: object) -> Iterator[list[tuple[str, str]]]:
     raw = _raw(db)
     if is_postgres(db):
         for table, name in triggers:
-            raw.execute(f"ALTER TABLE {_quoted(table)} DISABLE TRIGGER {_quoted(name)}")  # type: ignore[attr-defined]
+            raw.execute(f"ALTER TABLE {_quoted(table)} DISABLE TRIGGER {_quoted(name)}")
         yield triggers
         for table, name in triggers:
-            raw.execute(f"ALTER TABLE {_quoted(table)} ENABLE TRIGGER {_quoted(name)}")  # type: ignore[attr-defined]
+            raw.execute(f"ALTER TABLE {_quoted(table)} ENABLE TRIGGER {_quoted(name)}")
         return
-    created = [raw.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' "  # type: ignore[attr-defined]
+    created = [raw.execute("SELECT sql FROM sqlite_master WHERE type = 'trigger' "
                            "AND name = ?", [name]).fetchone()[0] for _, name in triggers]
     for _, name in triggers:
-        raw.execute(f"DROP TRIGGER {_quoted(name)}")  # type: ignore[attr-defined]
+        raw.execute(f"DROP TRIGGER {_quoted(name)}")
     yield triggers
     for sql in created:
-        raw.execute(sql)  # type: ignore[attr-defined]
+        raw.execute(sql)
 
 
 # -- checking a store (evalcore.store.backup.verify_store) ---------------------------------
@@ -762,9 +780,9 @@ def integrity_check(db: object) -> list[str]:
     trigger."""
     raw = _raw(db)
     if is_postgres(db):
-        found = [text for (text,) in raw.execute(_PG_INTEGRITY)]  # type: ignore[attr-defined]
+        found = [text for (text,) in raw.execute(_PG_INTEGRITY)]
         return found or ["ok"]
-    return [r[0] for r in raw.execute("PRAGMA integrity_check")]  # type: ignore[attr-defined]
+    return [r[0] for r in raw.execute("PRAGMA integrity_check")]
 
 
 def foreign_key_violations(db: object) -> int:
@@ -772,12 +790,12 @@ def foreign_key_violations(db: object) -> int:
     foreign_key_check``; on PostgreSQL each foreign key checked by an anti-join)."""
     raw = _raw(db)
     if not is_postgres(db):
-        return len(raw.execute("PRAGMA foreign_key_check").fetchall())  # type: ignore[attr-defined]
+        return len(raw.execute("PRAGMA foreign_key_check").fetchall())
     total = 0
-    for child, columns, parent, keys in raw.execute(_PG_FOREIGN_KEYS).fetchall():  # type: ignore[attr-defined]
+    for child, columns, parent, keys in raw.execute(_PG_FOREIGN_KEYS).fetchall():
         present = " AND ".join(f"c.{_quoted(col)} IS NOT NULL" for col in columns)
         joined = " AND ".join(f"p.{_quoted(k)} = c.{_quoted(col)}" for col, k in zip(columns, keys, strict=True))
-        total += int(raw.execute(  # type: ignore[attr-defined]
+        total += int(raw.execute(
             f"SELECT count(*) FROM {_quoted(child)} c WHERE {present} AND NOT EXISTS "
             f"(SELECT 1 FROM {_quoted(parent)} p WHERE {joined})").fetchone()[0])
     return total
@@ -785,23 +803,20 @@ def foreign_key_violations(db: object) -> int:
 
 def active_triggers(db: object) -> list[str]:
     """The names of the store's own triggers that fire (on PostgreSQL: not disabled), sorted."""
-    if is_postgres(db):
-        return sorted(name for _, name, enabled, _ in _pg_triggers(db) if enabled)
-    sql = "SELECT name FROM sqlite_master WHERE type = 'trigger' ORDER BY 1"
-    return [name for (name,) in _raw(db).execute(sql)]  # type: ignore[attr-defined]
+    return sorted(name for _, name, enabled, _ in _triggers(db) if enabled)
 
 
 def reset_identities(db: object) -> None:
     """After rows were copied in with their keys: on PostgreSQL each identity counter moved
     past the largest key (the next insert does not collide); SQLite's rowids need nothing."""
     if is_postgres(db):
-        _raw(db).execute(RESYNC_IDENTITIES)  # type: ignore[attr-defined]
+        _raw(db).execute(RESYNC_IDENTITIES)
 
 
 def stored_schema_version(db: object) -> int:
     """The store's schema version: ``PRAGMA user_version`` on SQLite, the one row of
     ``schema_version`` on PostgreSQL (0 before the first migration)."""
-    raw: Any = _raw(db)
+    raw = _raw(db)
     if not is_postgres(db):
         return int(raw.execute("PRAGMA user_version").fetchone()[0])
     if raw.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()[0]:
@@ -812,7 +827,7 @@ def stored_schema_version(db: object) -> int:
 
 def set_schema_version(db: object, version: int) -> None:
     """Record ``version`` as the store's schema version (inside the migration's transaction)."""
-    raw: Any = _raw(db)
+    raw = _raw(db)
     if not is_postgres(db):
         raw.execute(f"PRAGMA user_version = {int(version)}")
         return
@@ -825,7 +840,7 @@ def run_schema_statements(db: object, statements: Iterable[str]) -> None:
     """One migration's statements; on PostgreSQL each translated (:func:`schema_to_postgres`),
     with the helper functions created first and the identity counters moved past rows
     copied with their keys."""
-    raw: Any = _raw(db)
+    raw = _raw(db)
     if not is_postgres(db):
         for statement in statements:
             raw.execute(statement)
@@ -855,30 +870,28 @@ def is_postgres(db_or_conn: object) -> bool:
 # -- errors ----------------------------------------------------------------------------
 
 
-def _psycopg() -> object | None:
-    """psycopg if it is loaded. A psycopg error can only come from a PostgreSQL connection,
-    which loaded it; a process that never opens one never pays for importing it."""
-    return sys.modules.get("psycopg")
+def _errors(name: str) -> tuple[type[BaseException], ...]:
+    """sqlite3's error class ``name`` and, when psycopg is loaded, psycopg's. A psycopg error
+    can only come from a PostgreSQL connection, which loaded it; a process that never opens
+    one never pays for importing it."""
+    psycopg = sys.modules.get("psycopg")
+    psycopg_name = "Error" if name == "OperationalError" else name
+    return (getattr(sqlite3, name),) + (() if psycopg is None else (getattr(psycopg, psycopg_name),))
 
 
 def database_errors() -> tuple[type[BaseException], ...]:
     """Any error from the store's database, on either engine."""
-    psycopg = _psycopg()
-    return (sqlite3.Error,) if psycopg is None else (sqlite3.Error, psycopg.Error)  # type: ignore[attr-defined]
+    return _errors("Error")
 
 
 def integrity_errors() -> tuple[type[BaseException], ...]:
     """A constraint (unique, foreign key, check, an append-only trigger) refused a write."""
-    psycopg = _psycopg()
-    return ((sqlite3.IntegrityError,) if psycopg is None
-            else (sqlite3.IntegrityError, psycopg.IntegrityError))  # type: ignore[attr-defined]
+    return _errors("IntegrityError")
 
 
 def operational_errors() -> tuple[type[BaseException], ...]:
-    """The errors a busy store raises (see :func:`is_busy`)."""
-    psycopg = _psycopg()
-    return ((sqlite3.OperationalError,) if psycopg is None
-            else (sqlite3.OperationalError, psycopg.Error))  # type: ignore[attr-defined]
+    """The errors a busy store raises (see :func:`is_busy`): on PostgreSQL any psycopg error."""
+    return _errors("OperationalError")
 
 
 #: PostgreSQL SQLSTATEs meaning "another writer held it too long": lock_not_available,

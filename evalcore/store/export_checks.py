@@ -11,6 +11,7 @@ rule stay the export's own.
 import io
 
 from evalcore.store.exports import ExportRefusedError, export_qrels, export_run
+from evalcore.store.lookup import exists
 from evalcore.store.runs import get_run
 from evalcore.store.study_handle import Study
 from evalcore.store.tool_label_exports import export_tool_labels
@@ -22,12 +23,8 @@ def qrels_suspect(study: Study, reference: str | None) -> bool:
     TREC qrels export may refuse (a superset: every event, undone or not, counts). The
     working labels' answer is the fact recorded as they were written."""
     if reference is None:
-        return (
-            study.db.execute(
-                "SELECT 1 FROM label_id_suspects WHERE study_id = ?", [study.study_id]
-            ).fetchone()
-            is not None
-        )
+        return exists(study.db, "SELECT 1 FROM label_id_suspects WHERE study_id = ?",
+                      [study.study_id])
     return ids_suspect(
         study.db.execute(
             PER_QUERY.format(source="reference_labels WHERE study_id = ? AND version = ?"),

@@ -1,16 +1,30 @@
-"""The one shape of a failed lookup by name: "no X ...; here is what exists".
+"""Lookups: whether a row exists, rows as models, and the one shape of a failed lookup
+by name: "no X ...; here is what exists".
 
 Every "not found" a person can meet (a study, run, reference version, pinned
 protocol or stored report) names what was asked for and lists what exists,
 so the next command can be typed right.
 """
 
-from collections.abc import Sequence
-from typing import TypeVar
+from collections.abc import Iterable, Sequence
+from typing import Any, TypeVar
+
+from pydantic import BaseModel
 
 from evalcore.contract.limits import clipped
 
 E = TypeVar("E", bound=LookupError)
+M = TypeVar("M", bound=BaseModel)
+
+
+def models(model: type[M], rows: Iterable[Sequence[Any]]) -> list[M]:
+    """Each of ``rows`` (its values in the order of ``model``'s fields) as a ``model``."""
+    return [model(**dict(zip(model.model_fields, row, strict=True))) for row in rows]
+
+
+def exists(db: Any, sql: str, parameters: Sequence[Any] = ()) -> bool:
+    """Does ``sql`` (on the store ``db``, or a study handle's) return a row?"""
+    return db.execute(sql, parameters).fetchone() is not None
 
 
 def not_found(

@@ -31,6 +31,7 @@ from evalcore.access.roles import Permission, RoleName, check_role
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize, authorize_organisation_entry, require_known_study
+from evalcore.store.lookup import models
 from evalcore.store.membership import (
     in_organisation,
     member_role,
@@ -261,9 +262,9 @@ def list_organisation_members(
             "only its members may (`evalcore members list-org --db STORE --actor YOU` lists "
             "your organisations)",
             actor=user or "", org_id=org_id, org_permission=OrgPermission.READ, org_role=None)
-    return [_org_member(r) for r in db.execute(
+    return models(OrgMember, db.execute(
         f"{_ORG_MEMBERS} WHERE o.org_id = ? ORDER BY CASE o.role WHEN 'owner' THEN 0 "
-        "WHEN 'admin' THEN 1 ELSE 2 END, o.user_id", [org_id])]
+        "WHEN 'admin' THEN 1 ELSE 2 END, o.user_id", [org_id]))
 
 
 def organisations_of(db: sqlite_utils.Database, user: str) -> list[OrgMember]:
@@ -271,16 +272,12 @@ def organisations_of(db: sqlite_utils.Database, user: str) -> list[OrgMember]:
     who = viewer_id(user)
     if who is None:
         return []
-    return [_org_member(r) for r in db.execute(
-        f"{_ORG_MEMBERS} WHERE o.user_id = ? ORDER BY o.org_id", [who])]
+    return models(OrgMember, db.execute(
+        f"{_ORG_MEMBERS} WHERE o.user_id = ? ORDER BY o.org_id", [who]))
 
 
 _ORG_MEMBERS = ("SELECT o.org_id, o.user_id, u.display_name, o.role, o.granted_by, "
                 "o.granted_at FROM user_organisations o JOIN users u ON u.user_id = o.user_id")
-
-
-def _org_member(row: tuple) -> OrgMember:
-    return OrgMember(**dict(zip(OrgMember.model_fields, row, strict=True)))
 
 
 _MEMBERS = ("SELECT m.study_id, m.user_id, u.display_name, m.role, m.granted_by, m.granted_at "
@@ -288,20 +285,13 @@ _MEMBERS = ("SELECT m.study_id, m.user_id, u.display_name, m.role, m.granted_by,
 
 
 def get_member(db: sqlite_utils.Database, study_id: str, user: str) -> Member | None:
-    row = db.execute(f"{_MEMBERS} WHERE m.study_id = ? AND m.user_id = ?",
-                     [study_id, normalise_user_id(user)]).fetchone()
-    return None if row is None else _member(row)
+    found = models(Member, db.execute(f"{_MEMBERS} WHERE m.study_id = ? AND m.user_id = ?",
+                                      [study_id, normalise_user_id(user)]))
+    return found[0] if found else None
 
 
 def list_members(study: Study) -> list[Member]:
     """The study's members, leads first, then by user id."""
-    return [
-        _member(r)
-        for r in study.db.execute(
-            f"{_MEMBERS} WHERE m.study_id = ? ORDER BY CASE m.role WHEN 'lead' THEN 0 "
-            "WHEN 'reviewer' THEN 1 ELSE 2 END, m.user_id", [study.study_id])
-    ]
-
-
-def _member(row: tuple) -> Member:
-    return Member(**dict(zip(Member.model_fields, row, strict=True)))
+    return models(Member, study.db.execute(
+        f"{_MEMBERS} WHERE m.study_id = ? ORDER BY CASE m.role WHEN 'lead' THEN 0 "
+        "WHEN 'reviewer' THEN 1 ELSE 2 END, m.user_id", [study.study_id]))

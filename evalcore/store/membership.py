@@ -6,6 +6,7 @@ pass these facts to the rules of :mod:`evalcore.access.decisions`.
 
 import json
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Literal
 
 import sqlite_utils
@@ -15,6 +16,7 @@ from evalcore.access.identity import normalise_user_id
 from evalcore.access.organisations import OrgRole
 from evalcore.access.roles import RoleName
 from evalcore.store.document_imports import published
+from evalcore.store.lookup import exists
 
 
 def study_mode(db: sqlite_utils.Database, study_id: str) -> StudyMode:
@@ -26,6 +28,38 @@ def study_mode(db: sqlite_utils.Database, study_id: str) -> StudyMode:
 def team_study_ids(db: sqlite_utils.Database) -> set[str]:
     """The ids of the studies in team mode (at least one member), in one statement."""
     return {r[0] for r in db.execute("SELECT DISTINCT study_id FROM study_members")}
+
+
+@dataclass(frozen=True)
+class StudyAccess:
+    """What :func:`evalcore.store.authorize.authorize` decides on for one user and study."""
+
+    #: the study has a member (team mode)
+    team: bool
+    #: the user's role in it (None: not a member, or no user)
+    role: RoleName | None
+    #: its leads, by user id
+    leads: list[str]
+    #: the user belongs to the study's organisation (False when it has none)
+    in_org: bool
+
+
+def study_access(
+    db: sqlite_utils.Database, study_id: str, user: str | None, org_id: str | None
+) -> StudyAccess:
+    """The study's mode, ``user``'s role and organisation membership and the study's
+    leads, in one statement (a write checks them inside its transaction: each statement
+    there is a round trip to a PostgreSQL server while the write lock is held)."""
+    row = db.execute(
+        "SELECT EXISTS (SELECT 1 FROM study_members WHERE study_id = ?), "
+        "(SELECT role FROM study_members WHERE study_id = ? AND user_id = ?), "
+        "(SELECT json_group_array(user_id) FROM study_members "
+        "WHERE study_id = ? AND role = 'lead'), "
+        "EXISTS (SELECT 1 FROM user_organisations WHERE user_id = ? AND org_id = ?)",
+        [study_id, study_id, user, study_id, user, org_id],
+    ).fetchone()
+    return StudyAccess(team=bool(row[0]), role=row[1], leads=sorted(json.loads(row[2])),
+                       in_org=bool(row[3]))
 
 
 def member_role(db: sqlite_utils.Database, study_id: str, user_id: str) -> RoleName | None:
@@ -50,9 +84,8 @@ def study_leads(db: sqlite_utils.Database, study_id: str) -> list[str]:
 
 def in_organisation(db: sqlite_utils.Database, user_id: str, org_id: str) -> bool:
     """Does ``user_id`` belong to organisation ``org_id``?"""
-    return db.execute(
-        "SELECT 1 FROM user_organisations WHERE user_id = ? AND org_id = ?", [user_id, org_id]
-    ).fetchone() is not None
+    return exists(db, "SELECT 1 FROM user_organisations WHERE user_id = ? AND org_id = ?",
+                  [user_id, org_id])
 
 
 def user_organisations(db: sqlite_utils.Database, user: str) -> set[str]:
@@ -68,7 +101,7 @@ def user_organisations(db: sqlite_utils.Database, user: str) -> set[str]:
 
 
 def organisation_exists(db: sqlite_utils.Database, org_id: str) -> bool:
-    return db.execute("SELECT 1 FROM organisations WHERE org_id = ?", [org_id]).fetchone() is not None
+    return exists(db, "SELECT 1 FROM organisations WHERE org_id = ?", [org_id])
 
 
 def organisation_ids(db: sqlite_utils.Database) -> list[str]:
@@ -101,20 +134,14 @@ def _team_studies(
 
 def corpus_in_team_mode(db: sqlite_utils.Database, corpus_id: str) -> bool:
     """Is any study over ``corpus_id`` in team mode?"""
-    return db.execute(
-        "SELECT 1 FROM studies s JOIN study_members m ON m.study_id = s.study_id "
-        "WHERE s.corpus_id = ? LIMIT 1",
-        [corpus_id],
-    ).fetchone() is not None
+    return exists(db, "SELECT 1 FROM studies s JOIN study_members m ON m.study_id = s.study_id "
+                  "WHERE s.corpus_id = ? LIMIT 1", [corpus_id])
 
 
 def member_of_corpus_study(db: sqlite_utils.Database, corpus_id: str, user: str) -> bool:
     """Is ``user`` a member of some study over ``corpus_id``?"""
-    return db.execute(
-        "SELECT 1 FROM studies s JOIN study_members m ON m.study_id = s.study_id "
-        "WHERE s.corpus_id = ? AND m.user_id = ? LIMIT 1",
-        [corpus_id, user],
-    ).fetchone() is not None
+    return exists(db, "SELECT 1 FROM studies s JOIN study_members m ON m.study_id = s.study_id "
+                  "WHERE s.corpus_id = ? AND m.user_id = ? LIMIT 1", [corpus_id, user])
 
 
 def document_owner_orgs(
@@ -134,9 +161,7 @@ def document_owner_orgs(
 def organisation_claimed(db: sqlite_utils.Database, org_id: str) -> bool:
     """Has the organisation a member? (Else it is unclaimed, in local mode: the first
     person added becomes its owner.)"""
-    return db.execute(
-        "SELECT 1 FROM user_organisations WHERE org_id = ? LIMIT 1", [org_id]
-    ).fetchone() is not None
+    return exists(db, "SELECT 1 FROM user_organisations WHERE org_id = ? LIMIT 1", [org_id])
 
 
 def organisation_role(db: sqlite_utils.Database, user: str, org_id: str) -> OrgRole | None:

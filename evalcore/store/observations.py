@@ -35,9 +35,15 @@ from evalcore.store.marks import StoreMarks, store_marks
 from evalcore.store.population import StudyPopulation, study_population
 from evalcore.store.references import reference_completeness, reference_labels
 from evalcore.store.removed_queries import removed_query_ids
-from evalcore.store.resolution import resolved_gains, working_labels
+from evalcore.store.resolution import (
+    ResolvedLabel,
+    gains_with_conflicts,
+    query_filters,
+    resolved_gains,
+    working_labels,
+)
 from evalcore.store.runs import RunInfo, get_run
-from evalcore.store.studies import StudyIn, get_study
+from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
 from evalcore.store.unit_codes import (
     RankingCodes,
@@ -54,16 +60,9 @@ def _run_rankings(
 ) -> dict[str, tuple[list[str], list[float | None]]]:
     """query_id -> (unit ids, scores) best first, from the packed ``run_rankings`` (of the
     given queries only, by primary key, when ``query_ids`` is given)."""
-    if query_ids is None:
-        scans: list[tuple[str, list[str]]] = [("", [])]
-    else:
-        scans = [
-            (f" AND query_id IN ({', '.join('?' * len(chunk))})", chunk)
-            for chunk in (query_ids[i : i + 500] for i in range(0, len(query_ids), 500))
-        ]
     out: dict[str, tuple[list[str], list[float | None]]] = {}
     loads = json.loads
-    for condition, params in scans:
+    for condition, params in query_filters(query_ids):
         for query_id, units, scores in db.conn.execute(
             "SELECT query_id, unit_ids, scores FROM run_rankings WHERE run_id = ?" + condition,
             [run_id, *params],
@@ -79,31 +78,29 @@ def _label(unit_id: str, gain: int | tuple[int, ...]) -> Label:
     return Label.model_construct(id=unit_id, gain=gain)
 
 
-def _pinned_protocol(db: sqlite_utils.Database, run: RunInfo) -> str | None:
-    """The name of the run's pinned retrieval protocol, or None if none is pinned."""
+def _protocol_name(run: RunInfo) -> str | None:
+    """The name the run's protocol pins under (a retrieval protocol of that name stored
+    in the study: the run's pinned set), or None when it names none."""
     name = run.protocol.get("pinned_protocol") or run.protocol.get("name")
-    if not isinstance(name, str):
-        return None
-    if not db.execute(
-        "SELECT 1 FROM protocols WHERE study_id = ? AND name = ?", [run.study_id, name]
-    ).fetchone():
-        return None
-    return name
+    return name if isinstance(name, str) else None
 
 
 def permitted_ids_for_run(db: sqlite_utils.Database, run: RunInfo) -> list[str] | None:
-    """The pinned document ids of the run's retrieval protocol, or None if none is pinned."""
-    name = _pinned_protocol(db, run)
+    """The pinned document ids of the run's retrieval protocol, or None if none is pinned:
+    one statement (the protocol joined to its documents; a protocol pinning none is one
+    row without a document)."""
+    name = _protocol_name(run)
     if name is None:
         return None
-    return [
-        r[0]
-        for r in db.execute(
-            "SELECT doc_id FROM protocol_documents WHERE study_id = ? AND protocol = ? "
-            "ORDER BY doc_id",
-            [run.study_id, name],
-        )
-    ]
+    rows = db.execute(
+        "SELECT d.doc_id FROM protocols p LEFT JOIN protocol_documents d "
+        "ON d.study_id = p.study_id AND d.protocol = p.name "
+        "WHERE p.study_id = ? AND p.name = ? ORDER BY d.doc_id",
+        [run.study_id, name],
+    ).fetchall()
+    if not rows:
+        return None
+    return [r[0] for r in rows if r[0] is not None]
 
 
 def observations_for_run(
@@ -121,21 +118,54 @@ def observations_for_runs(
     runs: Sequence[RunInfo],
     reference: str | None = None,
     query_ids: Iterable[str] | None = None,
+    *,
+    ref: ReferenceColumns | None = None,
+    permitted: Mapping[str, Sequence[str] | None] | None = None,
 ) -> dict[str, list[Observation]]:
     """run name -> :func:`observations_for_run` of each of ``runs``: the reference, the
-    population and the removed queries are read once for all of them."""
+    population and the removed queries are read once for all of them. A caller that has
+    read the reference (``ref``: :func:`reference_columns` of ``reference`` and
+    ``query_ids``) or the runs' pinned document sets (``permitted``: run name ->
+    :func:`permitted_ids_for_run`) gives them, and they are not read again."""
     scope = None if query_ids is None else list(dict.fromkeys(query_ids))
-    ref = reference_columns(study, reference, scope)
+    ref = reference_columns(study, reference, scope) if ref is None else ref
     labels = {
         query_id: [_label(u, g) for u, g in units.items()] for query_id, units in ref.gains.items()
     }
     # a given query set is read as it is: only the natural one leaves removed queries out
     removed = frozenset() if scope is not None else removed_query_ids(study)
-    return {
-        run.name: _run_observations(study, study.settings, run, reference, scope, labels,
-                                    ref.complete, ref.corpus_size, removed)
-        for run in runs
-    }
+    settings = study.settings
+    no_ranking: tuple[list[str], list[float | None]] = ([], [])
+    no_labels: list[Label] = []
+    out: dict[str, list[Observation]] = {}
+    for run in runs:
+        rankings = _run_rankings(study.db, run.run_id, scope)
+        wanted = _query_set(rankings, labels, ref.complete, scope, removed=removed)
+        pinned = (permitted[run.name] if permitted is not None and run.name in permitted
+                  else permitted_ids_for_run(study.db, run))
+        observations = out[run.name] = []
+        for query_id in wanted:
+            units, scores = rankings.get(query_id, no_ranking)
+            observations.append(
+                Observation(
+                    query_id=query_id,
+                    corpus_id=settings.corpus_id,
+                    corpus_fingerprint=run.corpus_fingerprint,
+                    cutoff=None,
+                    retrieval_unit=settings.retrieval_unit,
+                    k=run.k,
+                    returned_ids=units if units else [],
+                    scores=None if None in scores else (scores if scores else []),
+                    labels=labels.get(query_id, no_labels),
+                    population_complete=ref.complete.get(query_id, False),
+                    scan_complete=run.scan_complete,
+                    permitted_ids=None if pinned is None else list(pinned),
+                    unit_of=None,
+                    reference_version=reference,
+                    corpus_size=ref.corpus_size,
+                )
+            )
+    return out
 
 
 @dataclass(frozen=True)
@@ -291,7 +321,7 @@ def _coded_ranking(
         flat = codes.codes[np.arange(int(offsets[-1]), dtype=np.int64) + starts]
     else:  # already in this order
         flat = codes.codes
-    protocol = _pinned_protocol(study.db, run)
+    protocol = _protocol_name(run)
     return CodedRanking(
         offsets=offsets,
         codes=flat,
@@ -312,11 +342,20 @@ class RunColumns:
 
 
 def reference_columns(
-    study: Study, reference: str | None = None, query_ids: list[str] | None = None
+    study: Study, reference: str | None = None, query_ids: list[str] | None = None,
+    *, resolved: Mapping[str, Mapping[str, ResolvedLabel]] | None = None,
 ) -> ReferenceColumns:
     """The working reference (``reference`` None; of ``query_ids`` only when given) or a
-    frozen version, as :class:`ReferenceColumns`, with the study's population now."""
+    frozen version, as :class:`ReferenceColumns`, with the study's population now.
+    ``resolved``: the resolved labels of ``query_ids`` (:func:`resolve_study`), when the
+    caller has read them (the working reference of those queries is made of them)."""
     population = study_population(study)
+    if reference is None and query_ids is not None and resolved is not None:
+        return ReferenceColumns(
+            gains={q: gains_with_conflicts(resolved[q]) for q in query_ids if resolved.get(q)},
+            complete={q: is_complete(study, q) for q in query_ids},
+            population=population,
+        )
     if reference is None:
         # Given queries only: resolve just their labels (the live views ask per query).
         if query_ids is None:
@@ -447,47 +486,6 @@ def _query_set(
     if order is not None and len(order) == len(wanted) and wanted.issuperset(order):
         return order  # the same set: already in natural order
     return sorted(wanted, key=natural_key)
-
-
-def _run_observations(
-    handle: Study,
-    study: StudyIn,
-    run: RunInfo,
-    reference: str | None,
-    scope: list[str] | None,
-    labels: dict[str, list[Label]],
-    complete: dict[str, bool],
-    corpus_size: int | None,
-    removed: frozenset[str],
-) -> list[Observation]:
-    rankings = _run_rankings(handle.db, run.run_id, scope)
-    wanted = _query_set(rankings, labels, complete, scope, removed=removed)
-    permitted = permitted_ids_for_run(handle.db, run)
-    no_ranking: tuple[list[str], list[float | None]] = ([], [])
-    no_labels: list[Label] = []
-    observations: list[Observation] = []
-    for query_id in wanted:
-        units, scores = rankings.get(query_id, no_ranking)
-        observations.append(
-            Observation(
-                query_id=query_id,
-                corpus_id=study.corpus_id,
-                corpus_fingerprint=run.corpus_fingerprint,
-                cutoff=None,
-                retrieval_unit=study.retrieval_unit,
-                k=run.k,
-                returned_ids=units if units else [],
-                scores=None if None in scores else (scores if scores else []),
-                labels=labels.get(query_id, no_labels),
-                population_complete=complete.get(query_id, False),
-                scan_complete=run.scan_complete,
-                permitted_ids=None if permitted is None else list(permitted),
-                unit_of=None,
-                reference_version=reference,
-                corpus_size=corpus_size,
-            )
-        )
-    return observations
 
 
 def run_tied_score_pairs(study: Study, run_id: int, query_ids: Sequence[str]) -> int:

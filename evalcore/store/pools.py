@@ -8,6 +8,7 @@ from collections.abc import Iterable, Iterator
 
 import sqlite_utils
 
+from evalcore.store.dialect import in_chunks
 from evalcore.store.runs import packed_unit_ids
 from evalcore.store.study_handle import Study
 
@@ -38,9 +39,7 @@ def pooled_units(study: Study, query_ids: Iterable[str]) -> dict[str, set[str]]:
     """The pooled unit ids of each of ``query_ids`` (empty set for an unanswered query)."""
     wanted = list(dict.fromkeys(query_ids))
     out: dict[str, set[str]] = {q: set() for q in wanted}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
+    for marks, chunk in in_chunks(wanted):
         rows = study.db.execute(
             "SELECT DISTINCT r.query_id, r.unit_id FROM results r "
             "JOIN runs u ON u.run_id = r.run_id "

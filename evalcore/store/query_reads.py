@@ -3,6 +3,8 @@
 from collections.abc import Iterable
 
 from evalcore.contract.query_order import natural_key
+from evalcore.store.dialect import in_chunks
+from evalcore.store.lookup import exists
 from evalcore.store.study_handle import Study
 
 
@@ -13,11 +15,8 @@ def query_texts(study: Study, query_ids: Iterable[str] | None = None) -> dict[st
             "SELECT query_id, text FROM queries WHERE study_id = ?", [study.study_id]
         ).fetchall()
         return dict(sorted(rows, key=lambda row: natural_key(row[0])))
-    wanted = list(dict.fromkeys(query_ids))
     out: dict[str, str] = {}
-    for start in range(0, len(wanted), 500):
-        chunk = wanted[start : start + 500]
-        marks = ", ".join("?" * len(chunk))
+    for marks, chunk in in_chunks(query_ids):
         out.update(
             study.db.execute(
                 f"SELECT query_id, text FROM queries WHERE study_id = ? AND query_id IN ({marks})",
@@ -37,9 +36,5 @@ def query_text(study: Study, query_id: str) -> str:
 
 def query_registered(study: Study, query_id: str) -> bool:
     """Is ``query_id`` a registered query of the study?"""
-    return (
-        study.db.execute(
-            "SELECT 1 FROM queries WHERE study_id = ? AND query_id = ?", [study.study_id, query_id]
-        ).fetchone()
-        is not None
-    )
+    return exists(study.db, "SELECT 1 FROM queries WHERE study_id = ? AND query_id = ?",
+                  [study.study_id, query_id])

@@ -22,7 +22,7 @@ from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import require_known_study
 from evalcore.store.completeness import completeness_states
-from evalcore.store.lookup import not_found
+from evalcore.store.lookup import exists, not_found
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
@@ -71,9 +71,9 @@ def freeze_reference(
     require_known_study(db, actor, study_id)
     with write_transaction(db):
         study = open_study(db, study_id, actor, Permission.FREEZE_REFERENCE)
-        if db.execute(
-            "SELECT 1 FROM reference_versions WHERE study_id = ? AND name = ?", [study_id, name]
-        ).fetchone():
+        if exists(
+            db, "SELECT 1 FROM reference_versions WHERE study_id = ? AND name = ?", [study_id, name]
+        ):
             raise ReferenceExistsError(
                 f"reference version {name!r} already exists in study {study_id!r}; "
                 "names are never reused: choose a new name"
@@ -150,17 +150,10 @@ def get_reference(study: Study, name: str) -> ReferenceVersion:
         [study.study_id, name],
     ).fetchone()
     if row is None:
-        known = [
-            r[0]
-            for r in study.db.execute(
-                "SELECT name FROM reference_versions WHERE study_id = ? ORDER BY created_at",
-                [study.study_id],
-            )
-        ]
         raise not_found(
             ReferenceNotFoundError,
             f"no reference version {name!r} in study {study.study_id!r}",
-            known,
+            [version.name for version in list_references(study)],
             listing="frozen versions",
             none_yet="none is frozen yet",
         )

@@ -26,6 +26,7 @@ from evalcore.contract.query_order import natural_key
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
+from evalcore.store.lookup import exists, models
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
@@ -55,10 +56,7 @@ def removed_queries(study: Study) -> list[RemovedQuery]:
         "SELECT query_id, removed_at, removed_by, reason FROM removed_queries WHERE study_id = ?",
         [study.study_id],
     ).fetchall()
-    return sorted(
-        (RemovedQuery(**dict(zip(RemovedQuery.model_fields, r, strict=True))) for r in rows),
-        key=lambda q: natural_key(q.query_id),
-    )
+    return sorted(models(RemovedQuery, rows), key=lambda q: natural_key(q.query_id))
 
 
 def removed_query_ids(study: Study) -> frozenset[str]:
@@ -91,10 +89,10 @@ def remove_query(
                 "query has this id (list them with: evalcore queries list --study "
                 f"{study_id})"
             )
-        if db.execute(
-            "SELECT 1 FROM removed_queries WHERE study_id = ? AND query_id = ?",
+        if exists(
+            db, "SELECT 1 FROM removed_queries WHERE study_id = ? AND query_id = ?",
             [study_id, query_id],
-        ).fetchone():
+        ):
             raise ValueError(
                 f"query {query_id!r} is already removed from study {study_id!r}; "
                 "restore it with: evalcore queries restore"
@@ -154,7 +152,7 @@ def restore_query(
                 "removed_at": row[1],
             },
         )
-    return RemovedQuery(**dict(zip(RemovedQuery.model_fields, row, strict=True)))
+    return models(RemovedQuery, [row])[0]
 
 
 def study_query_ids(study: Study) -> list[str]:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict
 from evalcore.access.roles import Permission
 from evalcore.contract.limits import MAX_NAME_CHARS, require_fits
 from evalcore.store.authorize import authorize
-from evalcore.store.lookup import not_found
+from evalcore.store.lookup import exists, not_found
 from evalcore.store.studies import study_exists
 from evalcore.store.study_handle import Study
 from evalcore.store.transaction import write_transaction
@@ -76,9 +76,9 @@ def save_report_body(db: sqlite_utils.Database, report: ReportRecord, body: str)
             raise ValueError(f"no study {report.study_id!r} in this store; create it first")
         authorize(db, study_id=report.study_id, actor=report.created_by,
                   permission=Permission.CREATE_REPORT)
-        if db.execute(
-            "SELECT 1 FROM reports WHERE study_id = ? AND name = ?", [report.study_id, report.name]
-        ).fetchone():
+        if exists(
+            db, "SELECT 1 FROM reports WHERE study_id = ? AND name = ?", [report.study_id, report.name]
+        ):
             raise ValueError(
                 f"a report named {report.name!r} already exists in study {report.study_id!r}; "
                 "stored reports are immutable, choose another name"

@@ -24,7 +24,7 @@ Only units with an undo or an adjudication are replayed event by event; the othe
 settled from one grouped scan (:mod:`evalcore.store.working_labels` for a whole study).
 """
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from itertools import groupby
 from operator import itemgetter
 from typing import Any, Literal
@@ -32,6 +32,7 @@ from typing import Any, Literal
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.store.dialect import in_chunks
 from evalcore.store.study_handle import Study
 from evalcore.store.working_labels import WorkingLabels, label_columns
 
@@ -150,15 +151,11 @@ def resolve_unit_in_store(study: Study, query_id: str, unit_id: str) -> Resolved
     return resolve_unit(unit_id, rows)
 
 
-def _query_filters(query_ids: Iterable[str] | None) -> list[tuple[str, list[str]]]:
+def query_filters(query_ids: Iterable[str] | None) -> list[tuple[str, list[str]]]:
     """SQL conditions (and their parameters) covering the wanted queries, 500 at a time."""
     if query_ids is None:
         return [("", [])]
-    wanted = list(dict.fromkeys(query_ids))
-    return [
-        (f" AND query_id IN ({', '.join('?' * len(chunk))})", chunk)
-        for chunk in (wanted[i : i + 500] for i in range(0, len(wanted), 500))
-    ]
+    return [(f" AND query_id IN ({marks})", chunk) for marks, chunk in in_chunks(query_ids)]
 
 
 def _resolve_scan(
@@ -177,7 +174,7 @@ def _resolve_scan(
     unit in conflict being the tuple of the gains it may have.
     """
     finish = _gain_from_current if gains_only else _from_current
-    for condition, params in _query_filters(query_ids):
+    for condition, params in query_filters(query_ids):
         special = set(
             db.execute(
                 "SELECT DISTINCT query_id, unit_id FROM label_events "
@@ -268,6 +265,14 @@ def resolved_gains(
     return dict(working_labels(study, conflicts=conflicts).gains)
 
 
+def gains_with_conflicts(resolved: Mapping[str, ResolvedLabel]) -> dict[str, Any]:
+    """One query's :func:`resolved_gains` (``conflicts=True``) from its resolved labels
+    (:func:`resolve_query`), for a caller that has them: unit_id -> gain, or the sorted
+    gains a unit in conflict may have, in unit id order."""
+    return {unit_id: label.gain if label.gain is not None else label.conflict_gains
+            for unit_id, label in sorted(resolved.items())}
+
+
 def working_labels(study: Study, *, conflicts: bool = False) -> WorkingLabels:
     """The whole study's working reference as columns (:mod:`evalcore.store.working_labels`),
     the queries that need the rules resolved by them (units in conflict omitted, or, with
@@ -300,7 +305,7 @@ def annotator_units(
     one is replayed event by event."""
     who = annotator_key(annotator)
     out: dict[str, set[str]] = {}
-    for condition, params in _query_filters(query_ids):
+    for condition, params in query_filters(query_ids):
         replay = []
         for query_id, unit_id, undone in study.db.execute(
             "SELECT query_id, unit_id, max(kind = 'undo') FROM label_events "

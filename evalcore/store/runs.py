@@ -13,8 +13,8 @@ from evalcore.access.roles import Permission
 from evalcore.contract.limits import MAX_NAME_CHARS, require_fits
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize, require_known_study
-from evalcore.store.dialect import insert_rows
-from evalcore.store.lookup import not_found
+from evalcore.store.dialect import write_rows
+from evalcore.store.lookup import exists, not_found
 from evalcore.store.staging import staging_owner
 from evalcore.store.study_handle import Study
 from evalcore.store.transaction import write_transaction
@@ -70,23 +70,8 @@ def add_run(
         raise TypeError("add_run takes results or rankings (one of them)")
     require_known_study(db, actor, study_id)
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=actor, permission=Permission.CREATE_RUN)
-        _check_name_free(db, study_id, name)
-        cursor = db.execute(
-            "INSERT INTO runs (study_id, name, source, protocol_json, corpus_fingerprint, k, "
-            "scan_complete, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                study_id,
-                name,
-                source,
-                json.dumps(protocol or {}, sort_keys=True),
-                corpus_fingerprint,
-                k,
-                int(scan_complete),
-                utc_now_iso(),
-            ],
-        )
-        run_id = int(cursor.lastrowid)
+        run_id = _insert_run(db, study_id, name, source, k, protocol, corpus_fingerprint,
+                             scan_complete, actor, None)
         if rankings is None:
             write_run_results(db, run_id, results or ())
         else:
@@ -124,9 +109,9 @@ def _write_queries(db: sqlite_utils.Database, run_id: int, queries: list[_Column
     cannot hold (:mod:`evalcore.store.trec_ids`). New unit codes are given in the queries'
     order, ranks in order."""
     conn = db.conn
-    insert_rows(db, "results", ["run_id", "query_id", "rank", "unit_id", "score"],
-                chain.from_iterable(zip(repeat(run_id), repeat(q), ranks, units, scores)
-                                    for q, ranks, units, scores in queries))
+    write_rows(db, "results", ["run_id", "query_id", "rank", "unit_id", "score"],
+               [chain.from_iterable(zip(repeat(run_id), repeat(q), ranks, units, scores)
+                                    for q, ranks, units, scores in queries)])
     study_id = conn.execute("SELECT study_id FROM runs WHERE run_id = ?", [run_id]).fetchone()[0]
     every_unit = list(chain.from_iterable(units for _, _, units, _ in queries))
     packed = pack_codes(assign_unit_codes(db, study_id, every_unit))  # sliced per query below
@@ -138,8 +123,8 @@ def _write_queries(db: sqlite_utils.Database, run_id: int, queries: list[_Column
         rows.append((run_id, q, json.dumps(units, ensure_ascii=False), json.dumps(scores),
                      packed[start:end]))
         start = end
-    insert_rows(db, "run_rankings", ["run_id", "query_id", "unit_ids", "scores", "unit_codes"],
-                rows)
+    write_rows(db, "run_rankings", ["run_id", "query_id", "unit_ids", "scores", "unit_codes"],
+               [rows])
     record_run_suspects(db, run_id, ((q, units) for q, _, units, _ in queries))
 
 
@@ -160,15 +145,25 @@ def stage_run(
     Fill it with :func:`write_run_results` (one short transaction per chunk) and
     make it visible with :func:`publish_run`; see :mod:`evalcore.store.staging`.
     """
+    owner = staging_owner()
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=actor, permission=Permission.CREATE_RUN)
-        _check_name_free(db, study_id, name)
-        return int(db.execute(
-            "INSERT INTO runs (study_id, name, source, protocol_json, corpus_fingerprint, k, "
-            "scan_complete, created_at, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [study_id, name, source, json.dumps(protocol or {}, sort_keys=True),
-             corpus_fingerprint, k, int(scan_complete), utc_now_iso(), staging_owner()],
-        ).lastrowid)
+        return _insert_run(db, study_id, name, source, k, protocol, corpus_fingerprint,
+                           scan_complete, actor, owner)
+
+
+def _insert_run(db: sqlite_utils.Database, study_id: str, name: str, source: str, k: int,
+                protocol: dict | None, corpus_fingerprint: str | None, scan_complete: bool,
+                actor: str | None, staged_by: str | None) -> int:
+    """A new ``runs`` row (staged when ``staged_by`` is set), once ``actor`` may create runs
+    and the name is free; its run_id."""
+    authorize(db, study_id=study_id, actor=actor, permission=Permission.CREATE_RUN)
+    _check_name_free(db, study_id, name)
+    return int(db.execute(
+        "INSERT INTO runs (study_id, name, source, protocol_json, corpus_fingerprint, k, "
+        "scan_complete, created_at, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [study_id, name, source, json.dumps(protocol or {}, sort_keys=True),
+         corpus_fingerprint, k, int(scan_complete), utc_now_iso(), staged_by],
+    ).lastrowid)
 
 
 def publish_run(db: sqlite_utils.Database, run_id: int, *, study_id: str, actor: str | None) -> None:
@@ -200,13 +195,8 @@ def packed_unit_ids(text: str) -> list[str]:
 
 
 def run_exists(study: Study, name: str) -> bool:
-    return (
-        study.db.execute(
-            "SELECT 1 FROM runs WHERE study_id = ? AND name = ? AND staged_by IS NULL",
-            [study.study_id, name],
-        ).fetchone()
-        is not None
-    )
+    return exists(study.db, "SELECT 1 FROM runs WHERE study_id = ? AND name = ? AND "
+                  "staged_by IS NULL", [study.study_id, name])
 
 
 #: The columns of a :class:`RunInfo`, in its fields' order.
@@ -221,17 +211,10 @@ def get_run(study: Study, name: str) -> RunInfo:
         [study.study_id, name],
     ).fetchone()
     if row is None:
-        known = [
-            r[0]
-            for r in study.db.execute(
-                "SELECT name FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY name",
-                [study.study_id],
-            )
-        ]
         raise not_found(
             RunNotFoundError,
             f"no run {name!r} in study {study.study_id!r}",
-            known,
+            sorted(run.name for run in list_runs(study)),
             listing="runs in this study",
             none_yet="the study has no run yet",
         )

@@ -27,7 +27,7 @@ from evalcore.access.roles import Permission
 from evalcore.contract.limits import clipped
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
-from evalcore.store.lookup import not_found
+from evalcore.store.lookup import exists, models, not_found
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
@@ -106,8 +106,7 @@ _COLUMNS = (
 
 
 def _sample(row: tuple) -> StoredSample:
-    values = (*row[:4], json.loads(row[4]), *row[5:])
-    return StoredSample(**dict(zip(StoredSample.model_fields, values, strict=True)))
+    return models(StoredSample, [(*row[:4], json.loads(row[4]), *row[5:])])[0]
 
 
 def sample_names(study: Study) -> list[str]:
@@ -151,14 +150,9 @@ def sample_units(study: Study, name: str) -> list[SampledUnit]:
     """The sample's units in the order annotators take them (SampleNotFoundError lists the
     study's samples)."""
     get_sample(study, name)
-    return [
-        SampledUnit(**dict(zip(SampledUnit.model_fields, r, strict=True)))
-        for r in study.db.execute(
-            "SELECT position, query_id, unit_id, stratum, draw FROM sample_units "
-            "WHERE study_id = ? AND name = ? ORDER BY position",
-            [study.study_id, name],
-        )
-    ]
+    return models(SampledUnit, study.db.execute(
+        "SELECT position, query_id, unit_id, stratum, draw FROM sample_units "
+        "WHERE study_id = ? AND name = ? ORDER BY position", [study.study_id, name]))
 
 
 def _insert_units(
@@ -197,9 +191,9 @@ def create_sample(
     get_study(db, study_id)
     with write_transaction(db):
         study = open_study(db, study_id, actor, Permission.DRAW_SAMPLE)
-        if db.execute(
-            "SELECT 1 FROM samples WHERE study_id = ? AND name = ?", [study_id, name]
-        ).fetchone():
+        if exists(
+            db, "SELECT 1 FROM samples WHERE study_id = ? AND name = ?", [study_id, name]
+        ):
             raise ValueError(
                 f"study {study_id!r} has a sample {name!r} already; grow it with: evalcore "
                 f"sample grow --name {name} --size N, or choose another --name"
@@ -311,11 +305,11 @@ def record_nonresponse(
     get_study(db, study_id)
     with write_transaction(db):
         get_sample(open_study(db, study_id, annotator, Permission.LABEL), name)
-        if not db.execute(
-            "SELECT 1 FROM sample_units WHERE study_id = ? AND name = ? AND query_id = ? "
+        if not exists(
+            db, "SELECT 1 FROM sample_units WHERE study_id = ? AND name = ? AND query_id = ? "
             "AND unit_id = ?",
             [study_id, name, query_id, unit_id],
-        ).fetchone():
+        ):
             raise ValueError(
                 f"unit {unit_id!r} of query {query_id!r} is not in sample {name!r}; "
                 "only a sampled unit can be skipped in a sample's queue"
@@ -331,14 +325,9 @@ def record_nonresponse(
 
 def nonresponses(study: Study, name: str) -> list[NonResponse]:
     """The sample's non-responses, oldest first."""
-    return [
-        NonResponse(**dict(zip(NonResponse.model_fields, r, strict=True)))
-        for r in study.db.execute(
-            "SELECT query_id, unit_id, kind, annotator, created_at FROM sample_nonresponses "
-            "WHERE study_id = ? AND name = ? ORDER BY response_id",
-            [study.study_id, name],
-        )
-    ]
+    return models(NonResponse, study.db.execute(
+        "SELECT query_id, unit_id, kind, annotator, created_at FROM sample_nonresponses "
+        "WHERE study_id = ? AND name = ? ORDER BY response_id", [study.study_id, name]))
 
 
 def units_labeled_since(study: Study, name: str) -> set[tuple[str, str]]:

@@ -755,9 +755,8 @@ class SchemaTooNewError(RuntimeError):
     """The store was written by a newer evalcore than this one."""
 
 
-def schema_version(db: sqlite_utils.Database) -> int:
-    """The store's schema version (0 before the first migration)."""
-    return dialect.stored_schema_version(db)
+#: The store's schema version (0 before the first migration).
+schema_version = dialect.stored_schema_version
 
 
 def migrate(db: sqlite_utils.Database) -> int:

@@ -37,11 +37,10 @@ from evalcore.store.membership import (
     member_of_corpus_study,
     member_role,
     study_mode,
-    team_study_ids,
     user_organisations,
 )
 from evalcore.store.runs import get_run
-from evalcore.store.studies import StudyIn, get_study, list_studies
+from evalcore.store.studies import StudyIn, get_study, list_studies, list_studies_and_modes
 from evalcore.store.study_handle import Study
 
 
@@ -102,10 +101,9 @@ def visible_studies(
     signed-in team deployment shows only studies whose team mode is on).
     """
     out = []
-    team = None if include_local else team_study_ids(db)
-    for study in list_studies(db):
-        if team is not None and study.study_id not in team:
-            continue
+    listed = (list_studies(db) if include_local
+              else [s for s, team in list_studies_and_modes(db) if team])
+    for study in listed:
         if _study_refusal(db, viewer, study) is None:
             out.append(study)
     return out
@@ -113,8 +111,15 @@ def visible_studies(
 
 def local_studies(db: sqlite_utils.Database) -> list[StudyIn]:
     """The studies in local single-user mode (no member), by study id."""
-    team = team_study_ids(db)
-    return [s for s in list_studies(db) if s.study_id not in team]
+    return local_studies_and_team_count(db)[0]
+
+
+def local_studies_and_team_count(db: sqlite_utils.Database) -> tuple[list[StudyIn], int]:
+    """The studies in local single-user mode (no member), by study id, and how many studies
+    are in team mode (a sidebar without sign-in lists the first and counts the second):
+    one statement."""
+    listed = list_studies_and_modes(db)
+    return [s for s, team in listed if not team], sum(team for _, team in listed)
 
 
 def require_study_view(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> None:
@@ -175,18 +180,36 @@ def document_refusal(
     db: sqlite_utils.Database, viewer: str | None, corpus_id: str, owner_org: str | None
 ) -> str | None:
     """Why ``viewer`` may not read a document of ``owner_org`` in the corpus (None: they may)."""
+    return document_refusals(db, viewer, corpus_id, [owner_org])[owner_org]
+
+
+def document_refusals(
+    db: sqlite_utils.Database, viewer: str | None, corpus_id: str,
+    owner_orgs: Iterable[str | None],
+) -> dict[str | None, str | None]:
+    """:func:`document_refusal` for each of ``owner_orgs`` (the owners of the documents a page
+    shows): the corpus's mode, the viewer's organisations and their membership of a study
+    over the corpus are each read once, whatever the number of documents."""
+    owners = set(owner_orgs)
+    if not owners:
+        return {}
     team = corpus_in_team_mode(db, corpus_id)
     user = viewer_id(viewer) if team else None
-    return document_refusal_rule(
-        corpus_id=corpus_id,
-        corpus_team_mode=team,
-        user=user,
-        owner_org=owner_org,
-        in_owner_org=user is not None and owner_org is not None
-        and in_organisation(db, user, owner_org),
-        member_of_corpus_study=user is not None and owner_org is None
-        and member_of_corpus_study(db, corpus_id, user),
-    )
+    mine = (user_organisations(db, user) if user is not None and owners - {None}
+            else set())
+    unowned_member = (user is not None and None in owners
+                      and member_of_corpus_study(db, corpus_id, user))
+    return {
+        owner: document_refusal_rule(
+            corpus_id=corpus_id,
+            corpus_team_mode=team,
+            user=user,
+            owner_org=owner,
+            in_owner_org=user is not None and owner is not None and owner in mine,
+            member_of_corpus_study=user is not None and owner is None and unowned_member,
+        )
+        for owner in owners
+    }
 
 
 class ReadableFilter(BaseModel):
@@ -229,10 +252,12 @@ def readable_filter(
 
 
 def readable_document(
-    db: sqlite_utils.Database, viewer: str | None, corpus_id: str, doc_id: str
+    db: sqlite_utils.Database, viewer: str | None, corpus_id: str, doc_id: str,
+    *, document: Document | None = None,
 ) -> DocumentAccess:
-    """The document if ``viewer`` may read it; else ``document=None`` and the reason."""
-    doc = get_document(db, corpus_id, doc_id)
+    """The document if ``viewer`` may read it; else ``document=None`` and the reason.
+    ``document``: the document as the caller read it (:func:`get_document`), else read."""
+    doc = document if document is not None else get_document(db, corpus_id, doc_id)
     if doc is None:
         return DocumentAccess(document=None, reason=f"no document {doc_id!r} in corpus {corpus_id!r}")
     refusal = document_refusal(db, viewer, corpus_id, doc.owner_org)
@@ -259,6 +284,7 @@ def displayable_text(
     run_name: str | None = None,
     permitted: Iterable[str] | None = None,
     runs: Iterable[str] = (),
+    document: Document | None = None,
 ) -> DisplayableText:
     """Title and text of a unit of the handle's study if a page may show them to its reader.
 
@@ -266,6 +292,7 @@ def displayable_text(
     or when the unit is outside the run's pinned protocol (``run_name``, or any of
     ``runs``) or the given ``permitted`` set — a ``permission_violation``, whose text no
     one is shown. (The handle is the check that the reader may read the study.)
+    ``document``: the unit's document as the caller read it, else it is read.
     """
     allowed = set(permitted) if permitted is not None else None
     if allowed is None and run_name is not None:
@@ -283,7 +310,9 @@ def displayable_text(
             ),
         )
     corpus_id = study.settings.corpus_id
-    access = readable_document(study.db, study.actor, corpus_id, unit_id)
+    access = readable_document(study.db, study.actor, corpus_id, unit_id,
+                               document=document if document is not None
+                               and document.doc_id == unit_id else None)
     if access.document is None:
         return DisplayableText(unit_id=unit_id, shown=False, reason=access.reason)
     return DisplayableText(

@@ -96,11 +96,8 @@ class StagedDocuments:
 
     def present(self, doc_ids: Iterable[str]) -> set[str]:
         """The ids among ``doc_ids`` that are staged."""
-        wanted = list(dict.fromkeys(doc_ids))
         found: set[str] = set()
-        for start in range(0, len(wanted), 900):
-            chunk = wanted[start : start + 900]
-            marks = ", ".join("?" * len(chunk))
+        for marks, chunk in dialect.in_chunks(doc_ids, 900):
             found.update(r[0] for r in self._db.execute(
                 f"SELECT doc_id FROM {_SCHEMA}.documents WHERE doc_id IN ({marks})", chunk))
         return found

@@ -6,7 +6,7 @@ one small final commit clears it. Staging tables would need a publish as long as
 history; a staged study needs one short statement. Its append-only rows may be deleted
 only while it is staged (their DELETE triggers allow it), the one state in which nobody
 but the import has seen them: a failed import discards the study here, one whose process
-died the next ``open_store`` (:func:`discard_abandoned_studies`).
+died the next ``open_store`` (:func:`evalcore.store.staging.discard_abandoned`).
 
 The rows the import creates outside the study (new organisations, the importer's user row
 and memberships, the corpus row) are written down in the staged study in the same
@@ -22,7 +22,7 @@ import sqlite_utils
 from evalcore.store import dialect
 from evalcore.store.audit import record_audit
 from evalcore.store.document_imports import published
-from evalcore.store.staging import delete_in_chunks, discard_abandoned, discard_staged_run
+from evalcore.store.staging import delete_in_chunks, discard_staged_run
 from evalcore.store.transaction import write_transaction
 
 #: The audit action of a staged study's record of what its import created outside it.
@@ -108,9 +108,3 @@ def discard_staged_study(db: sqlite_utils.Database, study_id: str) -> None:
         if created is not None:
             _remove_created(db, created)
 
-
-def discard_abandoned_studies(db: sqlite_utils.Database) -> int:
-    """Discard staged studies whose importing process is gone; return how many."""
-    return discard_abandoned(
-        db, "SELECT study_id, staged_by FROM studies WHERE staged_by IS NOT NULL",
-        discard_staged_study)

@@ -6,7 +6,7 @@ transaction, so annotators' writes queue for at most one chunk), and becomes
 visible with one small final commit that clears ``staged_by``. Every read of
 runs ignores staged rows. A failed import discards its staged rows; a process
 that died mid-import leaves them behind, and the next :func:`open_store`
-(:func:`discard_abandoned_runs`) removes those of dead processes on this host.
+(:func:`discard_abandoned`) removes those of dead processes on this host.
 
 While the chunks are written the import's connection is in :func:`bulk_writes`:
 
@@ -152,17 +152,13 @@ def discard_staged_run(db: sqlite_utils.Database, run_id: int) -> None:
         db.execute("DELETE FROM runs WHERE run_id = ? AND staged_by IS NOT NULL", [run_id])
 
 
-def discard_abandoned(db: sqlite_utils.Database, select: str,
+def discard_abandoned(db: sqlite_utils.Database, table: str, key: str,
                       discard: Callable[[sqlite_utils.Database, Any], None]) -> int:
-    """``discard`` each id among ``select``'s ``(id, staged_by)`` rows whose importing process
-    is gone; return how many."""
-    gone = [key for key, owner in db.execute(select).fetchall() if not alive(owner)]
-    for key in gone:
-        discard(db, key)
+    """``discard`` each staged row of ``table`` (by its ``key``: a run, a study, an automatic
+    import) whose importing process is gone; return how many."""
+    gone = [row_key for row_key, owner in db.execute(
+        f"SELECT {key}, staged_by FROM {table} WHERE staged_by IS NOT NULL").fetchall()
+        if not alive(owner)]
+    for row_key in gone:
+        discard(db, row_key)
     return len(gone)
-
-
-def discard_abandoned_runs(db: sqlite_utils.Database) -> int:
-    """Discard staged runs whose importing process is gone; return how many."""
-    return discard_abandoned(db, "SELECT run_id, staged_by FROM runs WHERE staged_by IS NOT NULL",
-                             discard_staged_run)

@@ -9,6 +9,7 @@ from evalcore.access.decisions import named_user
 from evalcore.contract.evaluation_protocol import EvalProtocol, GainMode
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.limits import MAX_KEY_CHARS, MAX_NAME_CHARS, without_nul
+from evalcore.store.lookup import exists
 from evalcore.store.transaction import write_transaction
 from evalcore.store.users import ensure_user, join_organisation
 
@@ -100,9 +101,7 @@ def study_ids(db: sqlite_utils.Database) -> list[str]:
 
 
 def study_exists(db: sqlite_utils.Database, study_id: str) -> bool:
-    return db.execute(
-        "SELECT 1 FROM studies WHERE study_id = ?", [study_id]
-    ).fetchone() is not None
+    return exists(db, "SELECT 1 FROM studies WHERE study_id = ?", [study_id])
 
 
 def list_studies(db: sqlite_utils.Database) -> list[StudyIn]:
@@ -111,3 +110,14 @@ def list_studies(db: sqlite_utils.Database) -> list[StudyIn]:
     rows = db.execute(f"SELECT {', '.join(_STUDY_COLUMNS)} FROM studies WHERE staged_by IS NULL "
                       "ORDER BY study_id").fetchall()
     return [StudyIn(**dict(zip(_STUDY_COLUMNS, row, strict=True))) for row in rows]
+
+
+def list_studies_and_modes(db: sqlite_utils.Database) -> list[tuple[StudyIn, bool]]:
+    """Every study's settings, by study id, each with whether it is in team mode (it has a
+    member): one statement, where :func:`list_studies` and the members' study ids are two."""
+    rows = db.execute(
+        f"SELECT {', '.join(_STUDY_COLUMNS)}, EXISTS (SELECT 1 FROM study_members m "
+        "WHERE m.study_id = studies.study_id) FROM studies WHERE staged_by IS NULL "
+        "ORDER BY study_id").fetchall()
+    return [(StudyIn(**dict(zip(_STUDY_COLUMNS, row[:-1], strict=True))), bool(row[-1]))
+            for row in rows]

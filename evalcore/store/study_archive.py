@@ -123,11 +123,15 @@ def _columns(member: str) -> str:
 
 
 #: Member -> the SELECT of its columns (named parameter ``:study``), in archive order
-#: (``protocol_documents.jsonl``: :class:`ExportRedaction`'s).
+#: (``documents.jsonl`` and ``protocol_documents.jsonl``: :func:`_write_members`').
 _SELECTS: dict[str, str] = {
     member: f"SELECT {_columns(member)} FROM {table} WHERE study_id = :study ORDER BY {order}"
     for member, (table, order) in _TABLES.items()
 } | {
+    "study.jsonl": "SELECT s.name, s.corpus_id, s.retrieval_unit, s.relevance_threshold, s.gain, "
+                   "s.org_id, s.created_at, o.name, c.owner_org, s.measures FROM studies s "
+                   "LEFT JOIN organisations o ON o.org_id = s.org_id "
+                   "LEFT JOIN corpora c ON c.corpus_id = s.corpus_id WHERE s.study_id = :study",
     "runs.jsonl": "SELECT name, source, protocol_json, corpus_fingerprint, k, scan_complete, "
                   "created_at FROM runs WHERE study_id = :study AND staged_by IS NULL "
                   "ORDER BY run_id",
@@ -218,35 +222,28 @@ def export_study(db: sqlite_utils.Database, study_id: str, out: str | Path, *,
 
 def _write_members(db: sqlite_utils.Database, study_id: str, folder: Path,
                    actor: str | None) -> tuple[dict[str, Any], int, list[str]]:
-    study = db.execute(
-        "SELECT s.name, s.corpus_id, s.retrieval_unit, s.relevance_threshold, s.gain, s.org_id, "
-        "s.created_at, o.name, c.owner_org, s.measures FROM studies s "
-        "LEFT JOIN organisations o ON o.org_id = s.org_id "
-        "LEFT JOIN corpora c ON c.corpus_id = s.corpus_id WHERE s.study_id = ?", [study_id],
-    ).fetchone()
+    (corpus,) = db.execute("SELECT corpus_id FROM studies WHERE study_id = ?",
+                           [study_id]).fetchone()
     entries: dict[str, Any] = {}
-    params: dict[str, Any] = {"study": study_id, "corpus": study[1]}
-    redaction = ExportRedaction(db, actor, study_id, study[1])
+    params: dict[str, Any] = {"study": study_id, "corpus": corpus}
+    redaction = ExportRedaction(db, actor, study_id, corpus)
     readable = redaction.readable
+    #: Member -> its SELECT and parameters, where the exporter's redaction shapes them.
+    redacted = {
+        "documents.jsonl": ("SELECT d.doc_id, d.title, d.text, d.owner_org, d.created_at, "
+                            f"d.content_hash FROM documents d WHERE {_USED_DOCUMENTS} "
+                            f"AND {readable.where} ORDER BY d.doc_id",
+                            {**params, **readable.params}),
+        "protocol_documents.jsonl": (redaction.protocol_documents_sql, redaction.params),
+        "results.jsonl": (_SELECTS["results.jsonl"].replace("{score}", redaction.score_sql),
+                          redaction.params),
+    }
     for member in MEMBERS:
         writer = MemberWriter(folder, member)
         try:
-            if member == "study.jsonl":
-                writer.write(tuple(study))
-            elif member == "documents.jsonl":
-                for row in db.execute(
-                        "SELECT d.doc_id, d.title, d.text, d.owner_org, d.created_at, "
-                        f"d.content_hash FROM documents d WHERE {_USED_DOCUMENTS} "
-                        f"AND {readable.where} ORDER BY d.doc_id", {**params, **readable.params}):
-                    writer.write(row)
-            elif member == "protocol_documents.jsonl":
-                for row in db.execute(redaction.protocol_documents_sql, redaction.params):
-                    writer.write(row)
-            else:
-                sql = _SELECTS[member].replace("{score}", redaction.score_sql)
-                for row in db.execute(sql, redaction.params if member == "results.jsonl"
-                                      else params):
-                    writer.write(redaction.row(member, row))
+            sql, values = redacted[member] if member in redacted else (_SELECTS[member], params)
+            for row in db.execute(sql, values):
+                writer.write(redaction.row(member, row))
         finally:
             entries[member] = writer.close()
     used = db.execute(f"SELECT count(*) FROM documents d WHERE {_USED_DOCUMENTS}",
@@ -297,11 +294,15 @@ def _check_consistency(archive: OpenedArchive) -> None:
         if content_hash(row["title"], row["text"]) != row["content_hash"]:
             problem("documents.jsonl", n, f"document {row['doc_id']!r}: its title and text do not "
                                           "hash to its content_hash (altered after export)")
-    runs = _unique_names(archive, "runs.jsonl", "name", problem)
-    for n, row in enumerate(archive.rows("results.jsonl"), 1):
-        if row["run"] not in runs:
-            problem("results.jsonl", n, f"result of run {row['run']!r}, which runs.jsonl lacks")
-            break
+    def unknown(member: str, column: str, known: set[str], message: str) -> None:
+        """The first row of ``member`` whose ``column`` names none of ``known``."""
+        for n, row in enumerate(archive.rows(member), 1):
+            if str(row[column]) not in known:
+                problem(member, n, message.format(row[column]))
+                return
+
+    unknown("results.jsonl", "run", _unique_names(archive, "runs.jsonl", "name", problem),
+            "result of run {!r}, which runs.jsonl lacks")
     versions = {r["name"]: r["content_hash"] for r in archive.rows("references.jsonl")}
     labels: dict[str, dict[str, dict[str, int]]] = {v: {} for v in versions}
     complete: dict[str, dict[str, bool]] = {v: {} for v in versions}
@@ -320,24 +321,14 @@ def _check_consistency(archive: OpenedArchive) -> None:
                                            f"content hash {digest} (altered after export)")
     samples = _unique_names(archive, "samples.jsonl", "name", problem)
     for member in ("sample_units.jsonl", "sample_nonresponses.jsonl"):
-        for n, row in enumerate(archive.rows(member), 1):
-            if row["sample"] not in samples:
-                problem(member, n, f"row of sample {row['sample']!r}, which samples.jsonl lacks")
-                break
-    imports = {str(n) for n in _unique_names(archive, "automatic_imports.jsonl", "number",
-                                                problem)}
-    for n, row in enumerate(archive.rows("automatic_labels.jsonl"), 1):
-        if str(row["import"]) not in imports:
-            problem("automatic_labels.jsonl", n,
-                    f"automatic label of import {row['import']}, which automatic_imports.jsonl "
-                    "lacks (no import row has that number)")
-            break
-    pins = _unique_names(archive, "protocols.jsonl", "name", problem)
-    for n, row in enumerate(archive.rows("protocol_documents.jsonl"), 1):
-        if row["protocol"] not in pins:
-            problem("protocol_documents.jsonl", n,
-                    f"document of protocol {row['protocol']!r}, which protocols.jsonl lacks")
-            break
+        unknown(member, "sample", samples, "row of sample {!r}, which samples.jsonl lacks")
+    unknown("automatic_labels.jsonl", "import",
+            _unique_names(archive, "automatic_imports.jsonl", "number", problem),
+            "automatic label of import {}, which automatic_imports.jsonl lacks (no import row "
+            "has that number)")
+    unknown("protocol_documents.jsonl", "protocol",
+            _unique_names(archive, "protocols.jsonl", "name", problem),
+            "document of protocol {!r}, which protocols.jsonl lacks")
     _unique_names(archive, "reports.jsonl", "name", problem)
     for n, row in enumerate(archive.rows("reports.jsonl"), 1):
         if body_hash(row["body_json"]) != row["content_hash"]:
@@ -350,11 +341,12 @@ def _check_consistency(archive: OpenedArchive) -> None:
 
 def _unique_names(archive: OpenedArchive, member: str, key: str,
                   problem: Callable[[str, int, str], None]) -> set[str]:
+    """The ``key`` values of ``member``'s rows (as text); a problem for each repeated one."""
     seen: set[str] = set()
     for n, row in enumerate(archive.rows(member), 1):
-        if row[key] in seen:
+        if str(row[key]) in seen:
             problem(member, n, f"{key} {row[key]!r} appears twice")
-        seen.add(row[key])
+        seen.add(str(row[key]))
     return seen
 
 
@@ -388,10 +380,8 @@ def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: st
         raise ValueError("name who imports the study (--actor): they become its lead")
     target = study_id or archive.manifest.study_id
     settings = next(archive.rows("study.jsonl"))
-    study = StudyIn(study_id=target, name=settings["name"], corpus_id=settings["corpus_id"],
-                    retrieval_unit=settings["retrieval_unit"],
-                    relevance_threshold=settings["relevance_threshold"], gain=settings["gain"],
-                    org_id=settings["org_id"])
+    study = StudyIn(study_id=target, **{f: settings[f] for f in StudyIn.model_fields
+                                        if f != "study_id"})
     try:  # the study's chosen measures ('' or absent: the default set)
         if settings.get("measures"):
             parse_measure_list(settings["measures"])

@@ -113,16 +113,22 @@ def assign_unit_codes(
     return codes  # type: ignore[return-value]  # no None left
 
 
-def permitted_unit_codes(study: Study, protocol: str) -> np.ndarray:
+def permitted_unit_codes(study: Study, protocol: str) -> np.ndarray | None:
     """The sorted codes of a pinned protocol's documents that have one (a document no run
-    returned has none and cannot be at a returned position)."""
+    returned has none and cannot be at a returned position); None when the study has no
+    protocol of that name (nothing is pinned). One statement: the protocol joined to its
+    documents and their codes."""
     rows = study.db.conn.execute(
-        "SELECT u.unit_code FROM protocol_documents p JOIN study_units u "
-        "ON u.study_id = p.study_id AND u.unit_id = p.doc_id "
-        "WHERE p.study_id = ? AND p.protocol = ?",
+        "SELECT u.unit_code FROM protocols r "
+        "LEFT JOIN protocol_documents p ON p.study_id = r.study_id AND p.protocol = r.name "
+        "LEFT JOIN study_units u ON u.study_id = p.study_id AND u.unit_id = p.doc_id "
+        "WHERE r.study_id = ? AND r.name = ?",
         [study.study_id, protocol],
     ).fetchall()
-    return np.sort(np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows)))
+    if not rows:
+        return None
+    codes = [r[0] for r in rows if r[0] is not None]
+    return np.sort(np.fromiter(codes, dtype=np.int64, count=len(codes)))
 
 
 @dataclass(frozen=True, eq=False)

@@ -249,3 +249,27 @@ def test_an_upsert_cannot_take_over_another_organisations_document(tmp_path: Pat
                                                "organisation 'globex'"):
         add_documents(db, "c", takeover, actor=LEAD)
     assert table_snapshot(db) == before and get_document(db, "c", "b1").owner_org == "globex"
+
+
+def test_a_team_mode_check_is_one_statement(store_target) -> None:
+    """A write checks the actor inside its transaction: the study's mode, the actor's role
+    and organisation and the study's leads are read in one statement (each statement is a
+    round trip to a PostgreSQL server while the write lock is held), with the same answers."""
+    from evalcore.store.studies import get_study
+
+    db, _ = team_store(store_target)
+    study = get_study(db, "s")
+    seen: list[str] = []
+    db.conn.set_trace_callback(seen.append)
+    try:
+        assert authorize(db, study_id="s", actor=ANNOTATOR, permission=Permission.LABEL,
+                         study=study) == "annotator"
+        assert len(seen) == 1, seen
+        with pytest.raises(PermissionDenied, match="lena@acme.org"):  # the lead can grant it
+            authorize(db, study_id="s", actor=ANNOTATOR, permission=Permission.ADJUDICATE,
+                      study=study)
+        with pytest.raises(PermissionDenied):  # a member of another organisation only
+            authorize(db, study_id="s", actor=OUTSIDER, permission=Permission.READ, study=study)
+        assert len(seen) == 3, seen
+    finally:
+        db.conn.set_trace_callback(None)

@@ -29,7 +29,7 @@ from evalcore.analysis.run_evaluation import evaluate_run, evaluate_run_measures
 from evalcore.annotation.pool import query_pool
 from evalcore.annotation.progress import query_progress, study_progress
 from evalcore.estimation.stored import estimate_stored, sample_queue, show_sample
-from evalcore.live.dashboard import LiveDashboard
+from evalcore.live.dashboard import LiveDashboard, query_results_by_run
 from evalcore.live.decide_state import (
     DecideTarget,
     decide_state,
@@ -37,7 +37,6 @@ from evalcore.live.decide_state import (
     next_queue_item,
     study_run_names,
 )
-from evalcore.live.query_results import query_results_by_run
 from evalcore.report.from_store import report_from_store
 from evalcore.report.stored import save_report
 from evalcore.retrieval.pin import get_pinned_protocol, list_pinned_protocols, pinned_document_ids

@@ -226,3 +226,18 @@ def test_the_queue_over_a_query_set_proposes_nothing_outside_it(demo_store: Path
     assert _shown(at)[0] in {"q03", "q07"}
     at = _decide("P@10", queries="q03,nope")
     assert "not in study 'demo': 'nope'" in _text(at.warning)
+
+
+def test_the_queues_stay_blind_when_the_blocking_order_shows_ranks(demo_store: Path) -> None:
+    """The "Show ranks and runs" toggle is drawn in the blocking order only: the queues, which
+    do not show it, never show ranks; back in the blocking order the choice is still on."""
+    at = _open({})
+    at.toggle(key="rl_unblind").set_value(True).run()
+    assert "rank " in item_caption(at)
+    at.radio(key="rl_queue_mode").set_value("decide").run()
+    assert "rank " not in item_caption(at)
+    at.run()
+    assert "rank " not in item_caption(at)
+    at.radio(key="rl_queue_mode").set_value("blocking").run()
+    assert at.toggle(key="rl_unblind").value is True
+    assert "rank " in item_caption(at)

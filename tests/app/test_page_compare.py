@@ -136,3 +136,23 @@ def test_frozen_reference_is_compared_as_frozen(small_store, new_app) -> None:
     frozen = _all_text(at)
     assert "paired on 2 of 2 queries" in frozen  # d1's new conflict is not in v1
     assert "paired on 1 of 2 queries" in working
+
+
+def test_the_chosen_runs_measures_and_reference_survive_a_visit_to_another_page(
+        small_store, new_app) -> None:
+    _, db = small_store
+    _label_all(db)
+    from evalcore.store.references import freeze_reference
+
+    freeze_reference(db, study_id="s1", name="v1", actor="lead")
+    at = new_app(page=PAGE)
+    at.multiselect(key="rl_compare_runs").set_value(["r2", "r1"]).run()
+    at.multiselect(key="rl_compare_measures").set_value(["P@3"]).run()
+    at.selectbox(key="rl_compare_reference").set_value("v1").run()
+    at.switch_page("views/home.py").run()
+    at.query_params.clear()  # the navigation's link holds no choice of the page
+    at.switch_page(PAGE).run()
+    assert not at.exception, at.exception
+    assert at.multiselect(key="rl_compare_runs").value == ["r2", "r1"]
+    assert at.multiselect(key="rl_compare_measures").value == ["P@3"]
+    assert at.selectbox(key="rl_compare_reference").value == "v1"

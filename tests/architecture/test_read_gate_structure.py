@@ -36,6 +36,8 @@ GATE_FACTS = {
     "evalcore.store.membership.study_mode": "read by authorize",
     "evalcore.store.membership.member_role": "read by authorize",
     "evalcore.store.membership.study_leads": "read by authorize (who can grant access)",
+    "evalcore.store.membership.study_access": "read by authorize (mode, role, leads, "
+                                              "organisation in one statement)",
     "evalcore.store.members.get_member": "one membership row, read by the members page's gate",
     "evalcore.store.imports.common.register_queries": "inside an authorised import",
     "evalcore.store.unit_codes.assign_unit_codes": "inside an authorised run write",

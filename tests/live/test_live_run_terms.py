@@ -4,7 +4,6 @@ from pathlib import Path
 
 from evalcore.analysis.comparability import RunTerms
 from evalcore.live.dashboard import LiveDashboard
-from evalcore.live.run_terms import live_run_terms
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
 from evalcore.store.runs import add_run, list_runs
@@ -28,10 +27,10 @@ def test_terms_from_the_state_are_those_of_its_evaluation(tmp_path: Path, new_st
     def check() -> None:
         for run in runs:
             expected = RunTerms.of(run.name, state.evaluation(run.name), run.corpus_fingerprint)
-            assert live_run_terms(state, run) == expected
+            assert state.run_terms(run) == expected
 
     check()
-    by_name = {r.name: live_run_terms(state, r) for r in runs}
+    by_name = {r.name: state.run_terms(r) for r in runs}
     assert (by_name["deep"].k, by_name["shallow"].k) == (5, 2)
     assert by_name["empty"].k is None  # no query: no cutoff ("mixed"), as RunTerms.of says
     # A label on a new query brings it into every run's set (an empty run included).
@@ -39,4 +38,4 @@ def test_terms_from_the_state_are_those_of_its_evaluation(tmp_path: Path, new_st
     record_label(db, study_id="s", query_id="q3", unit_id="u9", gain=1, annotator="a")
     state.refresh(open_study(db, state.study_id, None))
     check()
-    assert live_run_terms(state, next(r for r in runs if r.name == "empty")).k == 3
+    assert state.run_terms(next(r for r in runs if r.name == "empty")).k == 3

@@ -354,7 +354,7 @@ def _compare(where: str | Path, reference: str | None, sample: str | None = None
     paired tests and the sample's estimate), as JSON."""
     from evalcore.analysis.decision import stored_pair
     from evalcore.analysis.pair_comparison import measure_verdicts
-    from evalcore.analysis.query_set import QuerySetSpec, stored_query_set
+    from evalcore.analysis.query_set import QuerySetSpec, resolve_stored_query_set
     from evalcore.contract.measures import parse_measure
     from evalcore.estimation.stored import estimate_json, estimate_stored
 
@@ -362,7 +362,7 @@ def _compare(where: str | Path, reference: str | None, sample: str | None = None
     try:
         handle = open_study(db, DEMO_STUDY_ID, LEAD)
         measures = [parse_measure(m) for m in ("P@10", "nDCG@10")]
-        query_set = stored_query_set(handle, list(RUNS), QuerySetSpec.parse("all"), reference)
+        query_set = resolve_stored_query_set(handle, list(RUNS), QuerySetSpec.parse("all"), reference)
         evaluated = stored_pair(handle, RUNS[1], RUNS[0], measures, reference,
                                 query_ids=query_set.scope)
         parts = [query_set.record().model_dump_json(), *evaluated.notes()]

@@ -231,7 +231,7 @@ def test_an_archive_round_trip_keeps_the_facts(tmp_path, monkeypatch, store_targ
 def test_results_are_written_only_where_the_fact_is_recorded() -> None:
     """Every result row goes through ``write_run_results``, which records the run's fact."""
     root = Path(__file__).resolve().parents[2] / "evalcore"
-    writes = re.compile(r'INTO results\b|insert_rows\([^,]+,\s*"results"')
+    writes = re.compile(r'INTO results\b|write_rows\([^,]+,\s*"results"')
     writers = sorted(str(p.relative_to(root)) for p in root.rglob("*.py")
                      if writes.search(p.read_text(encoding="utf-8")))
     assert writers == ["store/runs.py"]

@@ -148,3 +148,43 @@ def test_permitted_ids_come_from_the_runs_pinned_protocol(db):
     report = evaluate_run(open_study(db, "s", None), "lex")
     assert report.queries[0].reasons == ["permission_violation"]
     assert observations_for_run(open_study(db, "s", None), "bm25")[0].permitted_ids is None
+
+
+def test_a_runs_pinned_set_is_one_statement(db):
+    """A run's pinned set (and its units' codes) is read in one statement each: the protocol
+    joined to its documents. A protocol pinning no document is an empty set, a name no
+    protocol of the study holds is no pinned set."""
+    from evalcore.store.observations import permitted_ids_for_run
+    from evalcore.store.runs import get_run
+    from evalcore.store.unit_codes import permitted_unit_codes
+
+    db.execute("INSERT INTO protocols (study_id, name, protocol_json, corpus_fingerprint, "
+               "pinned_at, pinned_by) VALUES ('s', 'p1', '{}', 'sha256:f', '2026', 'lead')")
+    db.execute("INSERT INTO protocols (study_id, name, protocol_json, corpus_fingerprint, "
+               "pinned_at, pinned_by) VALUES ('s', 'empty', '{}', 'sha256:f', '2026', 'lead')")
+    db.conn.executemany(
+        "INSERT INTO protocol_documents (study_id, protocol, doc_id, content_hash) "
+        "VALUES ('s', 'p1', ?, 'h')", [("B",), ("A",), ("never-returned",)])
+    for name, pinned in (("lex", "p1"), ("none", "empty"), ("gone", "no-such")):
+        add_run(db, study_id="s", name=name, source="lexical", k=2,
+                results=[("q1", 1, "A", 2.0), ("q1", 2, "B", 1.0)],
+                protocol={"pinned_protocol": pinned})
+    study = open_study(db, "s", None)
+    seen: list[str] = []
+    db.conn.set_trace_callback(seen.append)
+    try:
+        for name, expected in (("lex", ["A", "B", "never-returned"]), ("none", []),
+                               ("gone", None)):
+            run = get_run(study, name)
+            seen.clear()
+            assert permitted_ids_for_run(db, run) == expected, name
+            assert len(seen) == 1, seen
+        codes = {u: c for u, c in db.execute(
+            "SELECT unit_id, unit_code FROM study_units WHERE study_id = 's'").fetchall()}
+        seen.clear()
+        assert list(permitted_unit_codes(study, "p1")) == sorted([codes["A"], codes["B"]])
+        assert list(permitted_unit_codes(study, "empty")) == []
+        assert permitted_unit_codes(study, "no-such") is None
+        assert len(seen) == 3, seen
+    finally:
+        db.conn.set_trace_callback(None)

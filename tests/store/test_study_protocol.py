@@ -12,8 +12,7 @@ from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.cli import main
 from evalcore.compute.evaluate import evaluate
 from evalcore.contract.evaluation_protocol import EvalProtocol
-from evalcore.live.dashboard import LiveDashboard
-from evalcore.live.query_results import query_results_by_run
+from evalcore.live.dashboard import LiveDashboard, query_results_by_run
 from evalcore.report.from_store import report_from_store
 from evalcore.store.completeness import mark_complete
 from evalcore.store.labels import record_label

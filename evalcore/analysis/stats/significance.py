@@ -224,23 +224,14 @@ def paired_t_test(a: Sequence[float], b: Sequence[float]) -> SignificanceResult:
     n = int(d.size)
     mean_delta = float(d.mean()) if n else None
     if n < 2:
-        return SignificanceResult(
-            test="paired_t",
-            status="not_computable",
-            reason=f"needs at least 2 paired queries, has {n}",
-            n_pairs=n,
-            mean_delta=mean_delta,
-            method="ttest_rel",
-        )
-    if np.ptp(d) <= _TIE_TOLERANCE * max(1.0, float(np.abs(d).max())):
-        return SignificanceResult(
-            test="paired_t",
-            status="not_computable",
-            reason="every per-query difference is the same (zero variance), so t is undefined",
-            n_pairs=n,
-            mean_delta=mean_delta,
-            method="ttest_rel",
-        )
+        reason = f"needs at least 2 paired queries, has {n}"
+    elif np.ptp(d) <= _TIE_TOLERANCE * max(1.0, float(np.abs(d).max())):
+        reason = "every per-query difference is the same (zero variance), so t is undefined"
+    else:
+        reason = None
+    if reason is not None:
+        return SignificanceResult(test="paired_t", status="not_computable", reason=reason,
+                                  n_pairs=n, mean_delta=mean_delta, method="ttest_rel")
     statistic = float(d.mean() / (d.std(ddof=1) / np.sqrt(n)))
     return SignificanceResult(
         test="paired_t",

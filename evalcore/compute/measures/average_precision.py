@@ -36,8 +36,6 @@ from evalcore.compute.measures.base import MeasureArrays, population_reasons, ra
 from evalcore.compute.measures.ranking import Cut, segment_cumsum, segment_reduce, segment_sum
 from evalcore.contract.measures import Measure
 
-FAMILY = "AP"
-
 
 def best_mean(
     query: np.ndarray,

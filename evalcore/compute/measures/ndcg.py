@@ -55,8 +55,6 @@ from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.measures import Measure
 from evalcore.contract.protocol_choices import GainMode
 
-FAMILY = "nDCG"
-
 
 def gain_values(mode: GainMode) -> np.ndarray:
     """Lookup table: label 0..MAX_GAIN -> gain used in DCG."""

@@ -35,8 +35,6 @@ from evalcore.compute.measures.base import MeasureArrays, population_reasons, ra
 from evalcore.compute.measures.ranking import Cut
 from evalcore.contract.measures import Measure
 
-FAMILY = "R"
-
 
 def compute(cut: Cut, measure: Measure) -> MeasureArrays:
     a, u = cut.n_sure, cut.n_maybe

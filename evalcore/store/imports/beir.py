@@ -45,7 +45,7 @@ from evalcore.store.imports.common import (
     write_label_events,
 )
 from evalcore.store.staged_documents import StagedDocuments
-from evalcore.store.studies import StudyIn, get_study
+from evalcore.store.studies import get_study
 from evalcore.store.study_handle import open_study
 from evalcore.store.transaction import in_transaction, write_transaction
 
@@ -71,101 +71,81 @@ def import_beir(
     study = get_study(db, study_id)
     # a scratch file cannot be attached inside a transaction: then none (staged is None)
     with nullcontext() if in_transaction(db) else StagedDocuments(db) as staged:
-        return _import(db, folder, study, staged, splits=splits, gain_map=gain_map,
-                       allow_unknown_ids=allow_unknown_ids, complete=complete, actor=actor,
-                       owner_org=owner_org, limits=limits)
+        beir = read_beir_folder(folder, gain_map=gain_map, splits=splits, documents=staged,
+                                limits=limits)
+        if staged is not None:
+            staged.finish_reading()
+        events = [
+            NewEvent(j.query_id, j.doc_id, "label", j.gain, f"beir:{split}")
+            for split, judgments in beir.qrels.items()
+            for j in judgments
+        ]
+        summary = ImportSummary(kind="beir", study_id=study_id, source=str(folder),
+                                rows=len(events), warnings=list(beir.warnings), notes=beir.notes)
+        owner = owner_org if owner_org is not None else corpus_owner(db, study.corpus_id)
 
+        def check(existing_owners: set[str | None] | None) -> None:
+            authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
+            if not allow_unknown_ids:
+                _check_queries(db, study_id, beir.queries, beir.qrels, beir.qrels_files)
+            judged = {e.unit_id for e in events}
+            check_known_ids(db, study.corpus_id, judged,
+                            file=str(Path(folder) / "qrels"), what="corpus-id",
+                            allow_unknown=allow_unknown_ids,
+                            also_known=staged.present(judged) if staged else set(beir.documents),
+                            arriving_documents=beir.document_count)
+            if staged is None:
+                authorize_corpus_write(db, corpus_id=study.corpus_id, actor=actor,
+                                       owner_orgs={owner}, doc_ids=beir.documents)
+            else:
+                authorize_corpus_write(db, corpus_id=study.corpus_id, actor=actor,
+                                       owner_orgs={owner} | (existing_owners or set()))
 
-def _import(
-    db: sqlite_utils.Database,
-    folder: str | Path,
-    study: StudyIn,
-    staged: StagedDocuments | None,
-    *,
-    splits: list[str] | None,
-    gain_map: Mapping[int, int] | None,
-    allow_unknown_ids: bool,
-    complete: bool,
-    actor: str,
-    owner_org: str | None,
-    limits: ReadLimits,
-) -> ImportSummary:
-    study_id = study.study_id
-    beir = read_beir_folder(folder, gain_map=gain_map, splits=splits, documents=staged,
-                            limits=limits)
-    if staged is not None:
-        staged.finish_reading()
-    events = [
-        NewEvent(j.query_id, j.doc_id, "label", j.gain, f"beir:{split}")
-        for split, judgments in beir.qrels.items()
-        for j in judgments
-    ]
-    summary = ImportSummary(kind="beir", study_id=study_id, source=str(folder),
-                            rows=len(events), warnings=list(beir.warnings), notes=beir.notes)
-    owner = owner_org if owner_org is not None else corpus_owner(db, study.corpus_id)
-
-    def check(existing_owners: set[str | None] | None) -> None:
-        authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
-        if not allow_unknown_ids:
-            _check_queries(db, study_id, beir.queries, beir.qrels, beir.qrels_files)
-        judged = {e.unit_id for e in events}
-        check_known_ids(db, study.corpus_id, judged,
-                        file=str(Path(folder) / "qrels"), what="corpus-id",
-                        allow_unknown=allow_unknown_ids,
-                        also_known=staged.present(judged) if staged else set(beir.documents),
-                        arriving_documents=beir.document_count)
-        if staged is None:
-            authorize_corpus_write(db, corpus_id=study.corpus_id, actor=actor,
-                                   owner_orgs={owner}, doc_ids=beir.documents)
-        else:
-            authorize_corpus_write(db, corpus_id=study.corpus_id, actor=actor,
-                                   owner_orgs={owner} | (existing_owners or set()))
-
-    def append(documents: int, changed: int) -> None:
-        """Everything but the documents, inside the final write transaction."""
-        summary.documents = documents
-        if changed:
-            summary.warnings.append(
-                f"{changed} document(s) already in corpus {study.corpus_id!r} had other content "
-                "and were updated (their content hash changed)"
+        def append(documents: int, changed: int) -> None:
+            """Everything but the documents, inside the final write transaction."""
+            summary.documents = documents
+            if changed:
+                summary.warnings.append(
+                    f"{changed} document(s) already in corpus {study.corpus_id!r} had other content "
+                    "and were updated (their content hash changed)"
+                )
+            db.conn.executemany(
+                "INSERT INTO queries (study_id, query_id, text) VALUES (?, ?, ?) "
+                "ON CONFLICT (study_id, query_id) DO UPDATE SET text = excluded.text",
+                ((study_id, q, t) for q, t in beir.queries.items()),
             )
-        db.conn.executemany(
-            "INSERT INTO queries (study_id, query_id, text) VALUES (?, ?, ?) "
-            "ON CONFLICT (study_id, query_id) DO UPDATE SET text = excluded.text",
-            ((study_id, q, t) for q, t in beir.queries.items()),
-        )
-        summary.queries = len(beir.queries)
-        handle = open_study(db, study_id, actor, Permission.IMPORT)
-        write_label_events(handle, events, f"import of {folder}", summary)
-        if complete:
-            summary.completeness_events = mark_queries_complete(
-                db, study_id=study_id, query_ids=(e.query_id for e in events), actor=actor,
-                reason=f"declared complete by import of {folder}",
-            )
-        summary.audit(db, actor)
+            summary.queries = len(beir.queries)
+            handle = open_study(db, study_id, actor, Permission.IMPORT)
+            write_label_events(handle, events, f"import of {folder}", summary)
+            if complete:
+                summary.completeness_events = mark_queries_complete(
+                    db, study_id=study_id, query_ids=(e.query_id for e in events), actor=actor,
+                    reason=f"declared complete by import of {folder}",
+                )
+            summary.audit(db, actor)
 
-    if staged is None:  # inside the caller's transaction: one transaction, as it always was
-        with write_transaction(db):
-            check(None)
-            append(*_write_documents(db, study.corpus_id, beir.documents, owner))
+        if staged is None:  # inside the caller's transaction: one transaction, as it always was
+            with write_transaction(db):
+                check(None)
+                append(*_write_documents(db, study.corpus_id, beir.documents, owner))
+            return summary
+        check(staged.stored_owner_orgs(study.corpus_id))  # refuse before writing anything
+        import_id = begin_import(db, study.corpus_id)
+        try:
+            progress = reporter()
+            progress.stage("writing documents", beir.document_count, "documents")
+            new, replaced = staged.write_staged(import_id, study.corpus_id, owner, utc_now_iso(),
+                                                on_chunk=lambda rows, _: progress.advance(rows))
+            with write_transaction(db):
+                check(staged.replaced_owners)
+                append(new + replaced, replaced)
+                publish_import(db, import_id)
+        except BaseException:
+            discard_import(db, import_id)
+            raise
+        if replaced:  # published: the old texts, now invisible, are deleted in paced chunks
+            remove_superseded(db, import_id)
         return summary
-    check(staged.stored_owner_orgs(study.corpus_id))  # refuse before writing anything
-    import_id = begin_import(db, study.corpus_id)
-    try:
-        progress = reporter()
-        progress.stage("writing documents", beir.document_count, "documents")
-        new, replaced = staged.write_staged(import_id, study.corpus_id, owner, utc_now_iso(),
-                                            on_chunk=lambda rows, _: progress.advance(rows))
-        with write_transaction(db):
-            check(staged.replaced_owners)
-            append(new + replaced, replaced)
-            publish_import(db, import_id)
-    except BaseException:
-        discard_import(db, import_id)
-        raise
-    if replaced:  # published: the old texts, now invisible, are deleted in paced chunks
-        remove_superseded(db, import_id)
-    return summary
 
 
 def _check_queries(

@@ -24,7 +24,9 @@ from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.text_lines import SourceText, first_line_of, read_source
 from evalcore.store.audit import record_audit
 from evalcore.store.completeness import append_completeness_event, completeness_states
+from evalcore.store.dialect import in_chunks
 from evalcore.store.document_imports import published
+from evalcore.store.lookup import exists
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.study_handle import Study, open_study
 
@@ -120,16 +122,13 @@ def check_known_ids(
     if allow_unknown:
         return
     known_extra = also_known or set()
-    has_docs = bool(known_extra) or arriving_documents > 0 or db.execute(
-        f"SELECT 1 FROM documents WHERE corpus_id = ? AND {published()} LIMIT 1", [corpus_id]
-    ).fetchone() is not None
+    has_docs = bool(known_extra) or arriving_documents > 0 or exists(
+        db, f"SELECT 1 FROM documents WHERE corpus_id = ? AND {published()} LIMIT 1", [corpus_id])
     if not has_docs:
         return
     wanted = [i for i in dict.fromkeys(ids) if i not in known_extra]
     unknown: list[str] = []
-    for start in range(0, len(wanted), 900):
-        chunk = wanted[start : start + 900]
-        marks = ", ".join("?" * len(chunk))
+    for marks, chunk in in_chunks(wanted, 900):
         found = {
             r[0]
             for r in db.execute(
