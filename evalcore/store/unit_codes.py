@@ -25,7 +25,7 @@ from typing import TypeVar
 import numpy as np
 import sqlite_utils
 
-from evalcore.store.dialect import insert_rows
+from evalcore.store.dialect import write_rows
 from evalcore.store.engine_connect import open_read_only
 from evalcore.store.store_identity import store_location
 from evalcore.store.study_handle import Study
@@ -107,8 +107,8 @@ def assign_unit_codes(
     if None in codes:
         new = list(dict.fromkeys(u for u, c in zip(unit_ids, codes, strict=True) if c is None))
         fresh = dict(zip(new, range(start, start + len(new)), strict=True))
-        insert_rows(db, "study_units", ["study_id", "unit_code", "unit_id"],
-                    ((study_id, code, unit) for unit, code in fresh.items()))
+        write_rows(db, "study_units", ["study_id", "unit_code", "unit_id"],
+                   [[(study_id, code, unit) for unit, code in fresh.items()]])
         codes = [fresh[u] if c is None else c for u, c in zip(unit_ids, codes, strict=True)]
     return codes  # type: ignore[return-value]  # no None left
 
