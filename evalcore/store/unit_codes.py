@@ -25,6 +25,7 @@ from typing import TypeVar
 import numpy as np
 import sqlite_utils
 
+from evalcore.store.dialect import write_rows
 from evalcore.store.engine_connect import open_read_only
 from evalcore.store.store_identity import store_location
 from evalcore.store.study_handle import Study
@@ -33,10 +34,6 @@ from evalcore.store.study_handle import Study
 CODE_DTYPE = np.dtype("<i4")
 #: Placeholders per ``IN (...)`` list.
 _CHUNK = 500
-#: Unit ids per ``IN (...)`` list of a code lookup (inside a run chunk's write lock): for a
-#: list of 500, PostgreSQL's planner scans a large dictionary whole instead of probing its
-#: index once per id.
-_ID_CHUNK = 100
 T = TypeVar("T")
 #: Units asked for at least 1/_WHOLE of a study's dictionary: it is read whole.
 _WHOLE = 4
@@ -76,21 +73,24 @@ def _code_table(
     the study's dictionary.
 
     Asked for at least a :data:`_WHOLE`-th of the study's dictionary (a run written
-    again), it is read whole in one pass instead of ``IN`` lists of :data:`_CHUNK`: as two
-    JSON arrays built in the same pass (ids and codes, paired by position) parsed by
-    ``json.loads``, cheaper than a dict built row by row."""
+    again), it is read whole in one pass: as two JSON arrays built in the same pass (ids
+    and codes, paired by position) parsed by ``json.loads``, cheaper than a dict built row
+    by row. Otherwise one statement, whatever the number of ids (one JSON array), looks
+    each id up in the ``(study_id, unit_id)`` index by a correlated subquery: a join or an
+    ``IN`` list leaves the engine a choice of plans, and PostgreSQL, whose statistics lag
+    behind a dictionary an import is growing, chose to read the whole dictionary (a hash
+    join, or a scan for a long ``IN`` list) inside the import's write lock."""
     size = _dictionary_size(db.conn, study_id)
     if size <= _WHOLE * len(unit_ids):
         ids, codes = db.conn.execute(
             "SELECT json_group_array(unit_id), json_group_array(unit_code) FROM study_units "
             "WHERE study_id = ?", [study_id]).fetchone()
         return dict(zip(json.loads(ids), json.loads(codes), strict=True)), size
-    out: dict[str, int] = {}
-    for chunk in _chunks(list(dict.fromkeys(unit_ids)), _ID_CHUNK):
-        out.update(db.conn.execute(
-            "SELECT unit_id, unit_code FROM study_units WHERE study_id = ? AND unit_id IN "
-            f"({', '.join('?' * len(chunk))})", [study_id, *chunk]).fetchall())
-    return out, size
+    rows = db.conn.execute(
+        "SELECT j.value, (SELECT u.unit_code FROM study_units AS u WHERE u.study_id = ? AND "
+        "u.unit_id = j.value) FROM json_each(?) AS j",
+        [study_id, json.dumps(list(dict.fromkeys(unit_ids)), ensure_ascii=False)]).fetchall()
+    return {unit: code for unit, code in rows if code is not None}, size
 
 
 def assign_unit_codes(
@@ -107,9 +107,8 @@ def assign_unit_codes(
     if None in codes:
         new = list(dict.fromkeys(u for u, c in zip(unit_ids, codes, strict=True) if c is None))
         fresh = dict(zip(new, range(start, start + len(new)), strict=True))
-        db.conn.executemany(
-            "INSERT INTO study_units (study_id, unit_code, unit_id) VALUES (?, ?, ?)",
-            ((study_id, code, unit) for unit, code in fresh.items()))
+        write_rows(db, "study_units", ["study_id", "unit_code", "unit_id"],
+                   [[(study_id, code, unit) for unit, code in fresh.items()]])
         codes = [fresh[u] if c is None else c for u, c in zip(unit_ids, codes, strict=True)]
     return codes  # type: ignore[return-value]  # no None left
 

@@ -335,15 +335,18 @@ def test_pack_codes_is_little_endian_int32() -> None:
 
 @settings(max_examples=25, deadline=None)
 @given(
-    st.lists(st.sampled_from("abcdefgh"), min_size=1, max_size=12),
-    st.lists(st.sampled_from("abcdefghxy"), max_size=12),
+    st.lists(st.sampled_from(["a", "b", "c", "d", 'e"', "f\\", "gé", "h i"]), min_size=1,
+             max_size=12),
+    st.lists(st.sampled_from(["a", "b", "c", "d", 'e"', "f\\", "gé", "h i", "x", "A"]),
+             max_size=12),
     st.sampled_from([0, 1, 4, 1000]),
 )
 def test_unit_codes_are_the_same_read_whole_or_in_lists(
     tmp_path_factory, stored, asked, whole
 ) -> None:
     """:func:`unit_codes_of` reads the study's dictionary whole when asked for a
-    large part of it, else in ``IN`` lists: the same codes either way (a write uses it)."""
+    large part of it, else looks each id up (one statement): the same codes either way (a
+    write uses it), for ids holding a quote, a backslash, a space or a non-ASCII letter."""
     from evalcore.store import unit_codes
 
     db = new_store(tmp_path_factory.mktemp("codes"))
@@ -358,6 +361,29 @@ def test_unit_codes_are_the_same_read_whole_or_in_lists(
     new = [u for u in dict.fromkeys(asked) if u not in table]
     codes = {**got, **dict(zip(new, range(len(table), len(table) + len(new)), strict=True))}
     assert written == [codes[u] for u in asked]
+
+
+def test_unit_codes_looked_up_by_id_are_the_stored_ones(store_target) -> None:
+    """Asked for a few ids of a larger dictionary (looked up one by one in one statement, not
+    read whole): the stored codes of those that have one, whatever the ids hold, and a write
+    gives the others the next codes in first-seen order; on both engines."""
+    from evalcore.store import unit_codes
+
+    odd = ['q"uote', "back\\slash", "é-accent", "tab\tin", "[1, 2]", "null", "a", "A", " a"]
+    db = new_store(store_target)
+    add_run(db, study_id="s", name="A", source="imported", k=100,
+            results=[("q1", r, u, None) for r, u in enumerate(
+                [*odd, *(f"d{i}" for i in range(60))], start=1)])
+    table = dict(db.execute("SELECT unit_id, unit_code FROM study_units").fetchall())
+    asked = [*odd[::-1], "new", 'new"', "d7", "new", "d7", "missing"]
+    assert len(table) > unit_codes._WHOLE * len(asked)  # looked up, not read whole
+    got = unit_codes.unit_codes_of(open_study(db, "s", None), asked)
+    assert got == {u: table[u] for u in asked if u in table}
+    written = unit_codes.assign_unit_codes(db, "s", asked)
+    fresh = {"new": len(table), 'new"': len(table) + 1, "missing": len(table) + 2}
+    assert written == [table.get(u, fresh.get(u)) for u in asked]
+    assert unit_codes.unit_codes_of(open_study(db, "s", None), asked) == {
+        u: table.get(u, fresh.get(u)) for u in asked}
 
 
 def test_coded_labels_without_some_units_keep_the_others_in_order() -> None:
