@@ -113,7 +113,7 @@ class TranslationCache:
         try:
             self._namespace = self._namespace_of()
             self._path = self._path_of()
-        except (OSError, ValueError):
+        except (OSError, ValueError, ImportError):
             self._writable = False
             return
         try:
@@ -149,7 +149,6 @@ def _read(path: Path, namespace: str) -> list[tuple[str, str, str]]:
     """The entries of ``namespace`` in the file at ``path`` (created when missing; other
     namespaces dropped when this one has no entry, and this one when it has too many)."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-    os.close(os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE))
     conn = _connect(path)
     try:
         with conn:
@@ -168,7 +167,9 @@ def _read(path: Path, namespace: str) -> list[tuple[str, str, str]]:
 
 def _connect(path: Path) -> sqlite3.Connection:
     """A connection to the cache file: write-ahead log (readers never wait for a writer),
-    no sync on commit (a lost entry is only translated again)."""
+    no sync on commit (a lost entry is only translated again). A missing file is created
+    the owner's only."""
+    os.close(os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE))
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None,
                            check_same_thread=False)
     try:
