@@ -42,8 +42,9 @@ def stranger_on_s(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, store_target)
     import app.components.session as session
     from evalcore.store.studies import list_studies
 
-    monkeypatch.setattr(session, "studies", lambda db: [
-        s for s in list_studies(db) if s.study_id == "s"])  # the picker offers acme's study
+    # the picker offers acme's study (the sidebar's one read of the studies it may list)
+    monkeypatch.setattr(session, "_listed", lambda db: (
+        [s for s in list_studies(db) if s.study_id == "s"], 0))
 
     def open_page(page: str):
         from streamlit.testing.v1 import AppTest
