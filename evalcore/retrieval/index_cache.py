@@ -26,7 +26,6 @@ process that executes a pin again (the app) skips the file read.
 """
 
 import hashlib
-import os
 import sqlite3
 from functools import lru_cache
 from pathlib import Path
@@ -34,6 +33,7 @@ from pathlib import Path
 import sqlite_utils
 
 from evalcore.io.atomic import PRIVATE, atomic_binary_writer
+from evalcore.io.cache_folder import cache_folder as _cache_folder
 from evalcore.retrieval.impact_index import ImpactIndex
 from evalcore.retrieval.pin import PinnedProtocol
 from evalcore.store.store_identity import store_identity
@@ -42,17 +42,11 @@ from evalcore.store.store_identity import store_identity
 FORMAT = "impact-index-3"
 #: How many indexes stay in memory between executions (process-wide).
 KEPT_IN_MEMORY = 2
-#: The environment variable naming the cache folder.
-CACHE_DIR_ENV = "RELEVANCE_LEDGER_CACHE_DIR"
 
 
 def cache_folder() -> Path:
     """The folder of cached indexes (see the module docstring)."""
-    chosen = os.environ.get(CACHE_DIR_ENV)
-    if chosen:
-        return Path(chosen)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "relevance-ledger" / "lexical-index"
+    return _cache_folder("lexical-index")
 
 def _file_key(path: Path) -> tuple[Path, int, int] | None:
     try:

@@ -1,8 +1,9 @@
 """Where SQLite and PostgreSQL differ: the one place that knows both dialects.
 
 The store writes its queries in SQLite's dialect; on PostgreSQL each statement passes
-through :func:`to_postgres` (sqlglot, cached per SQL text), and what sqlglot does not
-translate is rewritten on its syntax tree (:func:`_rewrite`): ``INSERT OR IGNORE``,
+through :func:`to_postgres` (sqlglot, cached per SQL text in memory and, between
+processes, in the cache folder: :mod:`evalcore.store.translation_cache`), and what
+sqlglot does not translate is rewritten on its syntax tree (:func:`_rewrite`): ``INSERT OR IGNORE``,
 ``json_each``, ``GLOB``, ``char``, ``TOTAL``, ``INDEXED BY`` hints (a ``group_concat`` over
 such a scan is ordered by the index's columns), attached scratch databases, unnamed
 subqueries, integers used as truth values and truth values used as integers, SQLite's bare
@@ -20,13 +21,17 @@ The errors the callers treat alike on both engines are here too:
 :func:`database_errors`, :func:`integrity_errors` and :func:`is_busy`.
 """
 
+import hashlib
 import re
 import sqlite3
 import sys
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
+
+from evalcore.store.translation_cache import TranslationCache
 
 #: PostgreSQL functions standing in for SQLite built-ins sqlglot leaves as they are.
 PG_HELPERS = r"""
@@ -85,6 +90,9 @@ END LOOP; END $$
 """
 
 
+#: The translations kept between processes (:func:`_translated`).
+_KEPT = TranslationCache(lambda: translation_namespace())
+
 #: PostgreSQL's own schemas (not attached SQLite databases).
 _PG_SCHEMAS = frozenset({"information_schema", "pg_catalog", "pg_temp", "public"})
 _NUMBERED = re.compile(r"\?(\d+)")
@@ -129,11 +137,46 @@ def to_postgres(sql: str) -> str:
 
 @lru_cache(maxsize=8192)
 def _translated(sql: str) -> str:
-    """:func:`to_postgres` of one SQL text (parsed by sqlglot; cached)."""
+    """:func:`to_postgres` of one SQL text: kept in memory, and between processes in the
+    cache folder (:mod:`evalcore.store.translation_cache`), else made by sqlglot."""
+    kept = _KEPT.get(sql)
+    if kept is not None:
+        return kept
+    translated = _sqlglot_translation(sql)
+    _KEPT.put(sql, translated)
+    return translated
+
+
+def _sqlglot_translation(sql: str) -> str:
+    """One SQL text parsed by sqlglot, rewritten (:func:`_rewrite`) and written in
+    PostgreSQL's dialect."""
     import sqlglot
 
     statements = [s for s in sqlglot.parse(sql, read="sqlite") if s is not None]
     return ";\n".join(_rewrite(tree).sql(dialect="postgres") for tree in statements)
+
+
+def translation_namespace() -> str:
+    """The hash of everything a translation depends on besides its SQL text: this module's
+    source, sqlglot's version and where it is installed (read without importing it), the
+    Python version and the indexes ``INDEXED BY`` may name (:func:`register_indexes`)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("sqlglot")
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    try:
+        version = (Path(folders[0]) / "_version.py").read_bytes() if folders else b""
+    except OSError:
+        version = b""
+    if not version:
+        import sqlglot
+
+        version = sqlglot.__version__.encode("utf-8")
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    for part in (version, repr(folders).encode("utf-8"), sys.version.encode("utf-8"),
+                 repr(sorted(_INDEX_COLUMNS.items())).encode("utf-8")):
+        digest.update(b"\0" + part)
+    return digest.hexdigest()
 
 
 def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noqa: F821
@@ -267,9 +310,13 @@ _INDEX_COLUMNS: dict[str, tuple[str, ...]] = {}
 def register_indexes(statements: Iterable[str]) -> None:
     """Learn the columns of every index the schema ``statements`` create (a later
     definition of a name replaces an earlier one)."""
+    before = dict(_INDEX_COLUMNS)
     for statement in statements:
         for name, listed in _CREATE_INDEX.findall(statement):
             _INDEX_COLUMNS[name.lower()] = tuple(part.split()[0] for part in listed.split(","))
+    if _INDEX_COLUMNS != before:  # a translation may depend on them: forget the old ones
+        _translated.cache_clear()
+        _KEPT.reset()
 
 
 def index_columns(index: str) -> tuple[str, ...]:
