@@ -19,7 +19,7 @@ PAGES = ["home", "annotate", "data", "compare", "dashboard", "agreement", "inspe
          "reports", "members"]
 
 
-def _statements(at, page: str) -> int:
+def _statements(at, page: str) -> list[str]:
     """Statements the session's store connection executes for one run of ``page`` (after
     a first run of it, which builds what the app keeps between runs)."""
     at.switch_page(f"views/{page}.py").run()
@@ -31,7 +31,7 @@ def _statements(at, page: str) -> int:
     finally:
         db.conn.set_trace_callback(None)
     assert not at.exception, at.exception
-    return len(seen)
+    return seen
 
 
 def _grow(db, runs: int, studies: int) -> None:
@@ -45,9 +45,9 @@ def _grow(db, runs: int, studies: int) -> None:
 def test_page_statements_do_not_grow_with_studies_or_runs(small_store, new_app):
     _, db = small_store
     at = new_app("alice")
-    before = {page: _statements(at, page) for page in PAGES}
+    before = {page: len(_statements(at, page)) for page in PAGES}
     _grow(db, runs=4, studies=4)
-    after = {page: _statements(at, page) for page in PAGES}
+    after = {page: len(_statements(at, page)) for page in PAGES}
     # a run's rankings are its own read: the annotate page's per-query results read each
     # run's ranking and permitted units, nothing else per run
     allowed = {page: 0 for page in PAGES} | {"annotate": 2 * 4}
@@ -98,15 +98,7 @@ def test_the_inspector_reads_each_thing_once(small_store, new_app):
     query's labels and completeness once, for the list and its measures alike, and checks
     its documents' scoping once for the whole list, not once per document."""
     at = new_app("alice")
-    at.switch_page("views/inspector.py").run()
-    handle = at.session_state["_rl_db"]
-    seen: list[str] = []
-    handle.conn.set_trace_callback(seen.append)
-    try:
-        at.switch_page("views/inspector.py").run()
-    finally:
-        handle.conn.set_trace_callback(None)
-    assert not at.exception, at.exception
+    seen = _statements(at, "inspector")
     frame = at.dataframe[0].value
     assert list(frame["unit"]) == ["d1", "d2", "d3"]  # three documents shown
     scoping = [s for s in seen if "JOIN study_members" in s and "corpus_id" in s]
@@ -124,15 +116,7 @@ def test_an_annotate_run_reads_the_progress_queries_and_document_once(small_stor
     read of the study's progress (and of its queries); the item shown is read once, for
     its title, text and provenance alike."""
     at = new_app("alice")
-    at.switch_page("views/annotate.py").run()
-    handle = at.session_state["_rl_db"]
-    seen: list[str] = []
-    handle.conn.set_trace_callback(seen.append)
-    try:
-        at.switch_page("views/annotate.py").run()
-    finally:
-        handle.conn.set_trace_callback(None)
-    assert not at.exception, at.exception
+    seen = _statements(at, "annotate")
     assert any(b.key and b.key.startswith("grade_") for b in at.button)  # an item is shown
     documents = [s for s in seen if "FROM documents WHERE corpus_id" in s and "doc_id IN" in s]
     assert len(documents) == 1, documents
