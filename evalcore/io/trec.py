@@ -72,6 +72,8 @@ from evalcore.contract.query_order import natural_key
 from evalcore.io.decompress import is_compressed
 from evalcore.io.ties import pairs_in_runs, tied_runs
 from evalcore.io.trec_bytes import (
+    NEWLINE,
+    PAD,
     Block,
     Decline,
     RowIndex,
@@ -81,6 +83,7 @@ from evalcore.io.trec_bytes import (
     field_words,
     hash_rows,
     pad_words,
+    padded,
     parse_scores,
     rows_equal,
     split_block,
@@ -249,6 +252,7 @@ class _Reading:
     name: str
     names: tuple[str, ...]
     extra_columns: bool = False
+    raw: bool = False  # a file's bytes, not yet known to be UTF-8 text
     extra_column_lines: int = 0
     rows: int = 0
     lines: LineMap = field(default_factory=LineMap)
@@ -290,15 +294,14 @@ def _read_blocks(
     :class:`SourceText` is read from its text. Every error goes to the reading's log;
     raises :class:`InputErrors` at the end when the log has any."""
     if isinstance(source, str | PathLike):
-        reading = _Reading(str(source), names, extra_columns)
+        reading = _Reading(str(source), names, extra_columns, raw=True)
         with _plain_file(source) as handle:
-            _take_all(reading, _chunks(handle.read, block_bytes, raw=True), take)
+            _take_all(reading, _blocks(handle, block_bytes, raw=True), take)
     else:
         reading = _Reading(source.name, names, extra_columns)
         if source.errors:
             reading.log.extend(source.errors)
-        data = io.BytesIO(source.text.encode("utf-8"))
-        _take_all(reading, _chunks(data.read, block_bytes, raw=False), take)
+        _take_all(reading, _blocks(io.BytesIO(source.text.encode("utf-8")), block_bytes), take)
     reading.raise_if_any()
     return reading
 
@@ -342,17 +345,17 @@ def _decoded(fields: tuple[str, ...]) -> Callable[[Callable[..., T]], Callable[.
 
 def _take_all(
     reading: _Reading,
-    chunks: Iterator[bytes],
+    blocks: Iterator[np.ndarray],
     take: Callable[[_Reading], Callable[[_Lines], None]],
 ) -> None:
     consume = take(reading)
     first_line = 1
-    for chunk in chunks:
-        lines = _split(reading, chunk, first_line)
+    for data in blocks:
+        lines = _split(reading, data, first_line)
         if lines is not None and lines.numbers is None:
             first_line += lines.rows  # one row a line: the block's lines are its rows
         else:
-            first_line += chunk.count(b"\n") + (not chunk.endswith(b"\n"))
+            first_line += int(np.count_nonzero(data[:-PAD] == NEWLINE))
         if lines is not None:
             reading.lines.add(reading.rows, lines)
             consume(lines)
@@ -369,36 +372,73 @@ def _plain_file(path: str | PathLike[str]) -> io.BufferedReader:
         raise _Undecoded from None  # (read_source names what is wrong)
 
 
-def _chunks(read: Callable[[int], bytes], block_bytes: int | None, *, raw: bool) -> Iterator[bytes]:
-    """The whole lines of the input, LF-ended, about ``block_bytes`` at a time (their line
-    numbers are counted where they are split, :func:`_take_all`). Raw file bytes that are not
-    plain UTF-8 with LF or CRLF ends raise :class:`_Undecoded` (the caller decodes the file
-    whole)."""
-    size = block_bytes or BLOCK_BYTES
+def _blocks(
+    stream: io.BufferedIOBase, block_bytes: int | None, *, raw: bool = False
+) -> Iterator[np.ndarray]:
+    """The whole lines of the input, about ``block_bytes`` at a time (-1: all at once), each
+    LF-ended (one added at the end when missing) and followed by PAD zero bytes: views of
+    one buffer the input is read into and that every block reuses (no copy of the bytes).
+    Raw file bytes: a leading BOM is dropped; a line past the document limit raises
+    :class:`_Undecoded` (decoding names it)."""
+    whole = block_bytes is not None and block_bytes < 0
+    size = BLOCK_BYTES if whole or not block_bytes else block_bytes
     limit = DEFAULT_LIMITS.max_document_bytes
-    rest, first = b"", True
+    buf = np.empty(size + PAD + 1, dtype=np.uint8)
+    held = 0  # bytes of a line the last block did not end, at the buffer's start
+    skip = 0
+    first = True
     while True:
-        data = read(size)
-        if size < 0 or len(data) < size:  # the end of the input: the rest is one block
-            if not data and not rest:
-                return
-            chunk, rest = rest + data, b""
-        else:
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:  # no line end yet: read on
-                rest += data
-                if raw and len(rest) > limit:
-                    raise _Undecoded
-                continue
-            # (one copy of the block at most: the rest of the last read joined without a slice)
-            chunk = rest + memoryview(data)[:cut] if rest else data[:cut]
-            rest = data[cut:]
-        if raw:
-            if first and chunk.startswith(codecs.BOM_UTF8):
-                chunk = chunk[len(codecs.BOM_UTF8) :]
-            chunk = _plain_text(chunk, limit)
+        if held + size + PAD + 1 > len(buf):
+            buf = np.concatenate((buf[:held], np.empty(held + size + PAD + 1, dtype=np.uint8)))
+        got = _fill(stream, buf[held : held + size])
+        end = held + got
+        if first and raw and buf[: min(end, 3)].tobytes() == codecs.BOM_UTF8:
+            skip = 3
         first = False
-        yield chunk
+        if got < size:  # the end of the input: the rest is the last block
+            if end == skip:
+                return
+            if buf[end - 1] != NEWLINE:
+                buf[end] = NEWLINE
+                end += 1
+            buf[end : end + PAD] = 0
+            yield buf[skip : end + PAD]
+            return
+        cut = 0 if whole else _after_last_line_end(buf, held, end)
+        if not cut:  # no line end yet: read on
+            if raw and not whole and end - skip > limit:
+                raise _Undecoded
+            held = end
+            continue
+        rest = buf[cut:end].copy()
+        buf[cut : cut + PAD] = 0
+        yield buf[skip : cut + PAD]
+        skip = 0
+        buf[: len(rest)] = rest
+        held = len(rest)
+
+
+def _fill(stream: io.BufferedIOBase, view: np.ndarray) -> int:
+    """Read into ``view`` until it is full or the input ends; the number of bytes read."""
+    target, got = memoryview(view), 0
+    while got < len(view):
+        n = stream.readinto(target[got:])
+        if not n:
+            break
+        got += n
+    return got
+
+
+def _after_last_line_end(buf: np.ndarray, start: int, end: int) -> int:
+    """The position after the last LF of ``buf[start:end]``, 0 when it holds none (looked
+    for from the end, a window at a time)."""
+    while end > start:
+        low = max(start, end - (1 << 16))
+        found = np.flatnonzero(buf[low:end] == NEWLINE)
+        if found.size:
+            return low + int(found[-1]) + 1
+        end = low
+    return 0
 
 
 def _plain_text(chunk: bytes, limit: int) -> bytes:
@@ -419,31 +459,41 @@ def _plain_text(chunk: bytes, limit: int) -> bytes:
     return chunk
 
 
-def _split(reading: _Reading, chunk: bytes, first_line: int) -> _Lines | None:
-    """A block's fields: split in bulk, or walked line by line (:func:`_walk_block`)."""
+def _split(reading: _Reading, data: np.ndarray, first_line: int) -> _Lines | None:
+    """A block's fields: split in bulk from the buffer when it is plain ASCII, else from its
+    bytes made plain (:func:`_plain_text`: CRLF ends, UTF-8), else walked line by line
+    (:func:`_walk_block`)."""
     width = len(reading.names)
-    if chunk[:1] == b"\n" and not chunk.strip(b"\n"):
+    chunk = data[:-PAD]
+    if chunk[0] == NEWLINE and (chunk == NEWLINE).all():
         return None  # only empty lines
+    limit = DEFAULT_LIMITS.max_document_bytes
     try:
-        block = _bulk_split(chunk, width)
+        if chunk.max() >= 0x80 or (reading.raw and len(chunk) > limit):
+            raise Decline("not ASCII, or long")
+        block = _bulk_split(data, width)
     except Decline:
-        kept, numbers = _walk_block(reading, chunk.decode("utf-8"), first_line)
-        if not kept:
-            return None
-        block = split_block(("\n".join(kept) + "\n").encode("utf-8"), 0x20, width)
-        return _Lines(block, first_line, np.asarray(numbers, dtype=np.int64))
+        text = _plain_text(chunk.tobytes(), limit) if reading.raw else chunk.tobytes()
+        try:
+            if not text.isascii() and has_other_whitespace(text.decode("utf-8")):
+                raise Decline("Unicode blank") from None
+            block = _bulk_split(padded(text), width)
+        except Decline:
+            kept, numbers = _walk_block(reading, text.decode("utf-8"), first_line)
+            if not kept:
+                return None
+            block = split_block(padded(("\n".join(kept) + "\n").encode("utf-8")), width)
+            return _Lines(block, first_line, np.asarray(numbers, dtype=np.int64))
     if not block.skipped:
         return _Lines(block, first_line, None)
     # Empty lines: a row's line is the first line plus the line ends before it.
-    ends = np.flatnonzero(block.data[:-8] == 0x0A)
-    return _Lines(block, first_line, first_line + np.searchsorted(ends, block.starts[0]))
+    ends = np.flatnonzero(block.data[:-PAD] == NEWLINE)
+    return _Lines(block, first_line, first_line + np.searchsorted(ends, block.firsts))
 
 
-def _bulk_split(chunk: bytes, width: int) -> Block:
+def _bulk_split(data: np.ndarray, width: int) -> Block:
     """The fields of a plain block (module docstring), or :class:`Decline`."""
-    if not chunk.isascii() and has_other_whitespace(chunk.decode("utf-8")):
-        raise Decline("Unicode blank")
-    return split_block(chunk, 0x09 if b"\t" in chunk else 0x20, width, plain=True)
+    return split_block(data, width, plain=True)
 
 
 def _walk_block(reading: _Reading, text: str, first_line: int) -> tuple[list[str], list[int]]:
