@@ -337,7 +337,7 @@ class RowIndex:
     ``same(new, old)`` says exactly which pairs of rows with equal hashes are equal."""
 
     def __init__(self, hashes: np.ndarray, same: Callable[[np.ndarray, np.ndarray], np.ndarray]):
-        bits = max(4, (2 * len(hashes)).bit_length())
+        bits = max(4, (4 * len(hashes)).bit_length())  # at most a quarter full
         self._shift = np.uint64(64 - bits)
         self._mask = (1 << bits) - 1
         rows = np.int32 if len(hashes) < 2**31 and bits < 31 else np.int64
