@@ -1131,7 +1131,7 @@ def assemble(
     position_words = window_docs[flat]
     del window_docs
     top_units = WordUnits(position_words, pos_offsets)
-    pos_unit = window_unit[flat]
+    pos_unit = None if window_unit is None else window_unit[flat]
 
     # Reference labels, per output query, in file order.
     qrels_out = np.fromiter((index.get(j, -1) for j in judged), dtype=np.int32, count=len(judged))
@@ -1172,6 +1172,7 @@ def assemble(
         protocol=protocol,
         min_depth=min_depth,
         duplicate_reference=duplicate_reference,
+        may_repeat=pos_unit is not None,
         pos_unit=pos_unit,
     )
     if repeated is not None:
@@ -1233,9 +1234,10 @@ def _window_gains(
     window_query: np.ndarray,
     window_size: np.ndarray,
     window_docs: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, _JoinRepeats | None]:
+) -> tuple[np.ndarray, np.ndarray | None, _JoinRepeats | None]:
     """The label code of every packed position, a unit code of every packed position (equal
-    for equal (query, doc) positions only), and the qrels' repeated rows (None: none).
+    for equal (query, doc) positions only; None: all distinct), and the qrels' repeated rows
+    (None: none).
 
     The qrels rows go into a hash table keyed by (query, doc) (a row meeting an
     equal one is a repeated judgment); each packed position looks its label up (the
@@ -1280,18 +1282,22 @@ def _window_gains(
     return pos_gain, _unit_codes(label, position_query, position_docs), repeated
 
 
-def _unit_codes(label: np.ndarray, query: np.ndarray, docs: np.ndarray) -> np.ndarray:
+def _unit_codes(label: np.ndarray, query: np.ndarray, docs: np.ndarray) -> np.ndarray | None:
     """A code per position (int64, below the number of positions), equal exactly for the
     positions of one (query, doc): from the label row each found (``label``: the row the
     qrels table holds, one per (query, doc)), else from a table of the positions that found
-    none (their ``query`` codes and ``docs`` words)."""
+    none (their ``query`` codes and ``docs`` words). None when every position has a code of
+    its own: no ranking repeats a doc, so none is looked for."""
     codes = np.empty(len(label), dtype=np.int64)
     found = np.flatnonzero(label >= 0)
+    own = np.arange(max(found.size, len(label) - found.size), dtype=np.int64)
     # Label rows made dense: equal rows get the number one of their positions wrote.
-    number = np.empty(int(label.max(initial=-1)) + 1, dtype=np.int32)
-    number[label[found]] = np.arange(found.size, dtype=np.int32)
-    codes[found] = number[label[found]]
-    del number
+    number = np.empty(int(label.max(initial=-1)) + 1, dtype=np.int64)
+    at = label[found]
+    number[at] = own[: found.size]
+    codes[found] = mine = number[at]
+    repeats = not np.array_equal(mine, own[: found.size])
+    del number, at, mine
     unfound = np.flatnonzero(label < 0)
     if unfound.size:
         query, docs = query[unfound], docs[unfound]
@@ -1300,8 +1306,9 @@ def _unit_codes(label: np.ndarray, query: np.ndarray, docs: np.ndarray) -> np.nd
             return (query[a] == query[b]) & rows_equal(docs, a, docs, b)
 
         held = RowIndex(hash_rows(docs, seed=query), same).first
-        codes[unfound] = found.size + held.astype(np.int64)
-    return codes
+        repeats = repeats or not np.array_equal(held, own[: unfound.size])
+        codes[unfound] = found.size + held
+    return codes if repeats else None
 
 
 def _join_repeats(labels: Labels, held: np.ndarray, docs: np.ndarray) -> _JoinRepeats:
