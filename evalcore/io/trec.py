@@ -943,8 +943,10 @@ def reduce_block(
 
     order, size, pairs = rank_groups(scores, starts, depth, order_ties)
     out.tied_pairs += pairs
-    picked = ranges(starts, size)
-    lines = picked if order is None else order[picked]
+    lines: slice | np.ndarray = slice(None)  # every line kept, in file order: as they are
+    if order is not None or size.sum() != len(codes):
+        picked = ranges(starts, size)
+        lines = picked if order is None else order[picked]
     out.window_query.append(codes[starts])
     out.window_size.append(size)
     out.window_docs.append(docs[lines])
