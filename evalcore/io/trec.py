@@ -383,19 +383,21 @@ def _blocks(
     whole = block_bytes is not None and block_bytes < 0
     size = BLOCK_BYTES if whole or not block_bytes else block_bytes
     limit = DEFAULT_LIMITS.max_document_bytes
-    buf = np.empty(size + PAD + 1, dtype=np.uint8)
+    buf = np.empty(size + PAD + 1, dtype=np.uint8)  # (PAD + 1: the padding, a last LF)
     held = 0  # bytes of a line the last block did not end, at the buffer's start
     skip = 0
     first = True
     while True:
-        if held + size + PAD + 1 > len(buf):
-            buf = np.concatenate((buf[:held], np.empty(held + size + PAD + 1, dtype=np.uint8)))
-        got = _fill(stream, buf[held : held + size])
+        if len(buf) - PAD - 1 - held < size // 2:  # a long line: room for as much again
+            extra = max(size, held) + PAD + 1
+            buf = np.concatenate((buf[:held], np.empty(extra, dtype=np.uint8)))
+        space = len(buf) - PAD - 1 - held
+        got = _fill(stream, buf[held : held + space])
         end = held + got
         if first and raw and buf[: min(end, 3)].tobytes() == codecs.BOM_UTF8:
             skip = 3
         first = False
-        if got < size:  # the end of the input: the rest is the last block
+        if got < space:  # the end of the input: the rest is the last block
             if end == skip:
                 return
             if buf[end - 1] != NEWLINE:
@@ -465,8 +467,6 @@ def _split(reading: _Reading, data: np.ndarray, first_line: int) -> _Lines | Non
     (:func:`_walk_block`)."""
     width = len(reading.names)
     chunk = data[:-PAD]
-    if chunk[0] == NEWLINE and (chunk == NEWLINE).all():
-        return None  # only empty lines
     limit = DEFAULT_LIMITS.max_document_bytes
     try:
         if chunk.max() >= 0x80 or (reading.raw and len(chunk) > limit):
@@ -474,6 +474,8 @@ def _split(reading: _Reading, data: np.ndarray, first_line: int) -> _Lines | Non
         block = _bulk_split(data, width)
     except Decline:
         text = _plain_text(chunk.tobytes(), limit) if reading.raw else chunk.tobytes()
+        if not text.strip(b"\n"):
+            return None  # only empty lines
         try:
             if not text.isascii() and has_other_whitespace(text.decode("utf-8")):
                 raise Decline("Unicode blank") from None
@@ -1290,17 +1292,16 @@ def _unit_codes(label: np.ndarray, query: np.ndarray, docs: np.ndarray) -> np.nd
     qrels table holds, one per (query, doc)), else from a table of the positions that found
     none (their ``query`` codes and ``docs`` words). None when every position has a code of
     its own: no ranking repeats a doc, so none is looked for."""
-    codes = np.empty(len(label), dtype=np.int64)
     found = np.flatnonzero(label >= 0)
-    own = np.arange(max(found.size, len(label) - found.size), dtype=np.int64)
-    # Label rows made dense: equal rows get the number one of their positions wrote.
-    number = np.empty(int(label.max(initial=-1)) + 1, dtype=np.int64)
-    at = label[found]
-    number[at] = own[: found.size]
-    codes[found] = mine = number[at]
-    repeats = not np.array_equal(mine, own[: found.size])
-    del number, at, mine
     unfound = np.flatnonzero(label < 0)
+    own = np.arange(max(found.size, unfound.size), dtype=np.int64)
+    # Label rows made dense: equal rows get the number one of their positions wrote.
+    at = label[found]
+    number = np.empty(int(label.max(initial=-1)) + 1, dtype=np.int64)
+    number[at] = own[: found.size]
+    mine = number[at]
+    del number, at
+    held = own[: unfound.size]
     if unfound.size:
         query, docs = query[unfound], docs[unfound]
 
@@ -1308,9 +1309,12 @@ def _unit_codes(label: np.ndarray, query: np.ndarray, docs: np.ndarray) -> np.nd
             return (query[a] == query[b]) & rows_equal(docs, a, docs, b)
 
         held = RowIndex(hash_rows(docs, seed=query), same).first
-        repeats = repeats or not np.array_equal(held, own[: unfound.size])
-        codes[unfound] = found.size + held
-    return codes if repeats else None
+    if np.array_equal(mine, own[: found.size]) and np.array_equal(held, own[: unfound.size]):
+        return None
+    codes = np.empty(len(label), dtype=np.int64)
+    codes[found] = mine
+    codes[unfound] = found.size + held
+    return codes
 
 
 def _join_repeats(labels: Labels, held: np.ndarray, docs: np.ndarray) -> _JoinRepeats:
