@@ -36,8 +36,9 @@ from the run are kept, as the contract requires (under trec_eval compatibility:
 :mod:`evalcore.io.trec_eval_scope`).
 
 Reading: one reader for every TREC file and text. Blocks of whole lines
-(:data:`BLOCK_BYTES`) are split in bulk (:mod:`evalcore.io.trec_bytes`) when plain
-(single spaces or single tabs between fields, no blank or comment line); any other
+(:data:`BLOCK_BYTES`), read into one reused buffer, are split in place in bulk
+(:mod:`evalcore.io.trec_bytes`) when plain (ASCII, single spaces or single tabs between
+fields, no blank or comment line; else again once made plain: CRLF ends, UTF-8); any other
 block, and a block holding a bad gain or score, is read line by line in the same
 reader, which names every bad line (``file:line: field``). A file that is not plain
 UTF-8 with LF or CRLF line ends is decoded whole first
@@ -225,23 +226,19 @@ class _Lines:
 
 
 class LineMap:
-    """Row (counted over the whole input) -> line number, kept per block (most blocks:
-    rows on consecutive lines)."""
+    """Row (counted over the whole input) -> line number, kept per block."""
 
     def __init__(self) -> None:
         self._starts: list[int] = []  # first row of each block
-        self._first_lines: list[int] = []
-        self._numbers: list[np.ndarray | None] = []  # every row's line, or None: consecutive
+        self._blocks: list[_Lines] = []
 
     def add(self, first_row: int, lines: _Lines) -> None:
         self._starts.append(first_row)
-        self._first_lines.append(lines.first_line)
-        self._numbers.append(lines.numbers)
+        self._blocks.append(lines)
 
     def line(self, row: int) -> int:
         c = bisect_right(self._starts, row) - 1
-        numbers, offset = self._numbers[c], row - self._starts[c]
-        return self._first_lines[c] + offset if numbers is None else int(numbers[offset])
+        return self._blocks[c].line(row - self._starts[c])
 
 
 @dataclass
@@ -282,12 +279,12 @@ def input_errors() -> type[InputErrors]:
 def _read_blocks(
     source: str | PathLike[str] | SourceText,
     names: tuple[str, ...],
-    take: Callable[[_Reading], Callable[[_Lines], None]],
+    consume: Callable[[_Reading, _Lines], None],
     *,
     extra_columns: bool = False,
     block_bytes: int | None = None,
 ) -> _Reading:
-    """Read ``source`` block by block; ``take(reading)`` gives what consumes each block.
+    """Read ``source`` block by block, each handed to ``consume(reading, lines)``.
 
     A path is read as raw bytes, which must be plain UTF-8 text (else
     :class:`_Undecoded`: the caller reads it again decoded, :func:`_decoded`); a
@@ -296,12 +293,12 @@ def _read_blocks(
     if isinstance(source, str | PathLike):
         reading = _Reading(str(source), names, extra_columns, raw=True)
         with _plain_file(source) as handle:
-            _take_all(reading, _blocks(handle, block_bytes, raw=True), take)
+            _take_all(reading, _blocks(handle, block_bytes, raw=True), consume)
     else:
         reading = _Reading(source.name, names, extra_columns)
         if source.errors:
             reading.log.extend(source.errors)
-        _take_all(reading, _blocks(io.BytesIO(source.text.encode("utf-8")), block_bytes), take)
+        _take_all(reading, _blocks(io.BytesIO(source.text.encode("utf-8")), block_bytes), consume)
     reading.raise_if_any()
     return reading
 
@@ -346,9 +343,8 @@ def _decoded(fields: tuple[str, ...]) -> Callable[[Callable[..., T]], Callable[.
 def _take_all(
     reading: _Reading,
     blocks: Iterator[np.ndarray],
-    take: Callable[[_Reading], Callable[[_Lines], None]],
+    consume: Callable[[_Reading, _Lines], None],
 ) -> None:
-    consume = take(reading)
     first_line = 1
     for data in blocks:
         lines = _split(reading, data, first_line)
@@ -358,7 +354,7 @@ def _take_all(
             first_line += int(np.count_nonzero(data[:-PAD] == NEWLINE))
         if lines is not None:
             reading.lines.add(reading.rows, lines)
-            consume(lines)
+            consume(reading, lines)
             reading.rows += lines.rows
 
 
@@ -388,7 +384,7 @@ def _blocks(
     skip = 0
     first = True
     while True:
-        if len(buf) - PAD - 1 - held < size // 2:  # a long line: room for as much again
+        if len(buf) - PAD - 1 - held <= size // 2:  # a long line: room for as much again
             extra = max(size, held) + PAD + 1
             buf = np.concatenate((buf[:held], np.empty(extra, dtype=np.uint8)))
         space = len(buf) - PAD - 1 - held
@@ -610,29 +606,26 @@ def read_labels(
     docs: list[np.ndarray] = []
     gains: list[np.ndarray] = []
 
-    def take(reading: _Reading) -> Callable[[_Lines], None]:
-        def consume(lines: _Lines) -> None:
-            block = lines.take()
-            queries.append(query_codes(block.words(q), code_of).astype(np.int32))
-            local, tokens = distinct(block.words(g))
-            rules.update(gain_table(set(tokens).difference(rules), gain_map))
-            per_token = np.bincount(local, minlength=len(tokens)).tolist()
-            for token, n in zip(tokens, per_token, strict=True):
-                counts[token] = counts.get(token, 0) + n
-            values = [rules[t] for t in tokens]
-            bad = [i for i, v in enumerate(values) if isinstance(v, str)]
-            if bad:
-                for row in np.flatnonzero(np.isin(local, bad)).tolist():
-                    token = tokens[local[row]]
-                    reading.log.add(lines.line(row), "gain", str(rules[token]), gain_hint(token))
-            codes = [v if isinstance(v, int) else 0 for v in values]
-            gains.append(np.asarray(codes, dtype=np.int8)[local])
-            docs.append(block.words(d))
-            del block
+    def consume(reading: _Reading, lines: _Lines) -> None:
+        block = lines.take()
+        queries.append(query_codes(block.words(q), code_of).astype(np.int32))
+        local, tokens = distinct(block.words(g))
+        rules.update(gain_table(set(tokens).difference(rules), gain_map))
+        per_token = np.bincount(local, minlength=len(tokens)).tolist()
+        for token, n in zip(tokens, per_token, strict=True):
+            counts[token] = counts.get(token, 0) + n
+        values = [rules[t] for t in tokens]
+        bad = [i for i, v in enumerate(values) if isinstance(v, str)]
+        if bad:
+            for row in np.flatnonzero(np.isin(local, bad)).tolist():
+                token = tokens[local[row]]
+                reading.log.add(lines.line(row), "gain", str(rules[token]), gain_hint(token))
+        codes = [v if isinstance(v, int) else 0 for v in values]
+        gains.append(np.asarray(codes, dtype=np.int8)[local])
+        docs.append(block.words(d))
+        del block
 
-        return consume
-
-    reading = _read_blocks(source, QRELS_FIELDS, take, block_bytes=block_bytes)
+    reading = _read_blocks(source, QRELS_FIELDS, consume, block_bytes=block_bytes)
     if not queries:
         reading.log.add(
             None, None, "no judgments", "a qrels line is: query_id iteration doc_id gain"
@@ -846,38 +839,35 @@ def _reduce_run(
     out = Windows("")
     carry: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
-    def take(reading: _Reading) -> Callable[[_Lines], None]:
-        def consume(lines: _Lines) -> None:
-            block = lines.take()
-            codes = query_codes(block.words(q), out.code_of)
-            scores = _scores(block, s, lines, reading)
-            docs = block.words(d)
-            for t in distinct(block.words(tag))[1]:  # in order of first appearance
-                out.tags.setdefault(t, None)
-            del block
-            if carry:
-                last = carry.pop()
-                codes = np.concatenate((last[0], codes))
-                scores = np.concatenate((last[1], scores))
-                docs = concat_words([last[2], docs])
-            # The last query may go on in the next block: keep its lines for then.
-            tail = len(codes) - int(np.argmax(codes[::-1] != codes[-1]))  # its last stretch
-            if tail == len(codes) and codes[0] == codes[-1]:
-                carry.append((codes, scores, docs))
-                return
-            if (codes[:tail] != codes[-1]).all():  # the usual file: views, no copies
-                carry.append((codes[tail:], scores[tail:], docs[tail:]))
-                reduce_block(out, codes[:tail], scores[:tail], docs[:tail], depth)
-                return
-            last_query = codes == codes[-1]
-            rest = ~last_query
-            carry.append((codes[last_query], scores[last_query], docs[last_query]))
-            reduce_block(out, codes[rest], scores[rest], docs[rest], depth)
-
-        return consume
+    def consume(reading: _Reading, lines: _Lines) -> None:
+        block = lines.take()
+        codes = query_codes(block.words(q), out.code_of)
+        scores = _scores(block, s, lines, reading)
+        docs = block.words(d)
+        for t in distinct(block.words(tag))[1]:  # in order of first appearance
+            out.tags.setdefault(t, None)
+        del block
+        if carry:
+            last = carry.pop()
+            codes = np.concatenate((last[0], codes))
+            scores = np.concatenate((last[1], scores))
+            docs = concat_words([last[2], docs])
+        # The last query may go on in the next block: keep its lines for then.
+        tail = len(codes) - int(np.argmax(codes[::-1] != codes[-1]))  # its last stretch
+        if tail == len(codes) and codes[0] == codes[-1]:
+            carry.append((codes, scores, docs))
+            return
+        if (codes[:tail] != codes[-1]).all():  # the usual file: views, no copies
+            carry.append((codes[tail:], scores[tail:], docs[tail:]))
+            reduce_block(out, codes[:tail], scores[:tail], docs[:tail], depth)
+            return
+        last_query = codes == codes[-1]
+        rest = ~last_query
+        carry.append((codes[last_query], scores[last_query], docs[last_query]))
+        reduce_block(out, codes[rest], scores[rest], docs[rest], depth)
 
     reading = _read_blocks(
-        source, RUN_FIELDS, take, extra_columns=extra_columns, block_bytes=block_bytes
+        source, RUN_FIELDS, consume, extra_columns=extra_columns, block_bytes=block_bytes
     )
     out.name = reading.name
     if not carry:

@@ -148,9 +148,13 @@ def field_words(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nd
     n_words = max((int(length.max(initial=0)) + 7) // 8, 1)
     # Every byte offset of ``data`` read as a (possibly unaligned) little-endian word.
     at = np.ndarray((len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
+    first = at[starts]
+    first &= MASKS[np.minimum(length, 8)]  # (a field is never empty)
+    if n_words == 1:
+        return first[:, None]
     out = np.empty((len(starts), n_words), dtype="<u8")  # in memory: the bytes in order
+    out[:, 0] = first
     last = len(at) - 1
-    out[:, 0] = at[starts] & MASKS[np.minimum(length, 8)]  # (a field is never empty)
     for i in range(1, n_words):
         kept = np.clip(length - 8 * i, 0, 8)
         out[:, i] = at[np.minimum(starts + 8 * i, last)] & MASKS[kept]
