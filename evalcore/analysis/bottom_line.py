@@ -81,47 +81,71 @@ GLOSSARY: dict[str, str] = {
 }
 
 
+EstimateDirection = Literal["a_better", "b_better", "unclear"]
+
+
 class Estimate(BaseModel):
-    """A design-based estimate of the mean difference (candidate − baseline) from a random
-    sample of labels (evidence contract section 13)."""
+    """A design-based estimate of the mean difference ``run_a - run_b`` on one measure from
+    a random sample of labels (evidence contract section 13): never evidence and never a
+    decided verdict."""
 
     model_config = ConfigDict(frozen=True)
 
+    measure: str
+    run_a: str
+    run_b: str
+    point: float
     lower: float
     upper: float
-    level: float = 0.95
+    level: float
+    #: Units in the sample's answered draws (labeled + non-response).
     n_sampled: int
+    n_labeled: int
+    #: Unknown units of the design's population when it was drawn.
     n_unknown: int
-    #: The runs, when the text names the better one (``estimated: A better``).
-    candidate: str | None = None
-    baseline: str | None = None
     #: Sampled units skipped or judged "can't judge" (taken at their worst case).
-    n_nonresponse: int = 0
-    #: Sampled units not labeled yet (their queries are left out until they are).
-    n_pending: int = 0
-    #: The design and estimator, named after the counts when given.
-    method: str | None = None
-    #: The automatic source used as a predictor, and its weight from 0 (ignored) to 1 chosen
-    #: by the sample; None without a predictor.
+    n_nonresponse: int
+    #: Sampled units not answered yet (their queries are left out until answered).
+    n_pending: int
+    n_queries: int
+    n_queries_sampled: int
+    #: The worst-case (decided) interval on the same evidence, for comparison.
+    worst_lower: float
+    worst_upper: float
+    #: The design and estimator.
+    method: str
+    #: The automatic source used as a predictor, if any (never evidence).
     automatic: str | None = None
+    #: Its weight in the prediction, from 0 (ignored) to 1 (trusted as calibrated), chosen
+    #: by the sample (:func:`~evalcore.estimation.estimator.power_tuned`); None without.
     predictor_weight: float | None = None
 
+    @property
+    def direction(self) -> EstimateDirection:
+        if self.lower > 0:
+            return "a_better"
+        if self.upper < 0:
+            return "b_better"
+        return "unclear"
+
     def text(self) -> str:
-        """``estimated: better (95% CI +0.012 to +0.041; 120 of 2,512 unknown units sampled)``;
-        with the runs and the method: ``estimated: A better (95% CI ...; 120 of 2,512 unknown
-        units sampled, 3 non-response; <method>)``."""
-        better, worse = (
-            ("better", "worse") if self.candidate is None or self.baseline is None
-            else (f"{self.candidate} better", f"{self.baseline} better")
+        """``estimated: A better (95% CI +0.012 to +0.041; 120 of 2,512 unknown units
+        sampled, 3 non-response; <method>)``."""
+        word = {
+            "a_better": f"{self.run_a} better",
+            "b_better": f"{self.run_b} better",
+            "unclear": "no clear difference",
+        }[self.direction]
+        counts = (
+            f"{self.n_sampled:,} of {self.n_unknown:,} unknown units sampled, "
+            f"{self.n_nonresponse:,} non-response"
         )
-        word = better if self.lower > 0 else worse if self.upper < 0 else "no clear difference"
-        counts = f"{self.n_sampled:,} of {self.n_unknown:,} unknown units sampled"
-        if self.method is not None:
-            counts += f", {self.n_nonresponse:,} non-response"
-            if self.n_pending:
-                counts += f", {self.n_pending:,} not yet labeled"
-            counts += f"; {self.method}"
-        return f"estimated: {word} ({self.level:.0%} CI {interval(self.lower, self.upper)}; {counts})"
+        if self.n_pending:
+            counts += f", {self.n_pending:,} not yet labeled"
+        return (
+            f"estimated: {word} ({self.level:.0%} CI {interval(self.lower, self.upper)}; "
+            f"{counts}; {self.method})"
+        )
 
 
 class MeasureLine(BaseModel):

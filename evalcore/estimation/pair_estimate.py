@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict
 
+from evalcore.analysis.bottom_line import Estimate
 from evalcore.analysis.decision import (
     REFERENCE_FAMILIES,
     PairEvaluation,
@@ -37,49 +37,6 @@ from evalcore.estimation.estimator import StratifiedInput, stratified_difference
 ESTIMATOR = "difference estimator with finite-population correction"
 #: A unit of a query: (query id, unit id).
 UnitKey = tuple[str, str]
-EstimateDirection = Literal["a_better", "b_better", "unclear"]
-
-
-class Estimate(BaseModel):
-    """An estimated mean difference ``run_a - run_b`` on one measure: never evidence and
-    never a decided verdict."""
-
-    model_config = ConfigDict(frozen=True)
-
-    measure: str
-    run_a: str
-    run_b: str
-    point: float
-    lower: float
-    upper: float
-    level: float
-    #: Units in the sample's answered draws (labeled + non-response).
-    n_sampled: int
-    n_labeled: int
-    #: Unknown units of the design's population when it was drawn.
-    n_unknown: int
-    n_nonresponse: int
-    #: Sampled units not answered yet (their queries are left out until answered).
-    n_pending: int
-    n_queries: int
-    n_queries_sampled: int
-    #: The worst-case (decided) interval on the same evidence, for comparison.
-    worst_lower: float
-    worst_upper: float
-    method: str
-    #: The automatic source used as a predictor, if any (never evidence).
-    automatic: str | None = None
-    #: Its weight in the prediction, from 0 (ignored) to 1 (trusted as calibrated), chosen
-    #: by the sample (:func:`~evalcore.estimation.estimator.power_tuned`); None without.
-    predictor_weight: float | None = None
-
-    @property
-    def direction(self) -> EstimateDirection:
-        if self.lower > 0:
-            return "a_better"
-        if self.upper < 0:
-            return "b_better"
-        return "unclear"
 
 
 class NotEstimable(BaseModel):

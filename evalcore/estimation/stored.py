@@ -22,7 +22,6 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
-from evalcore.analysis.bottom_line import Estimate as LineEstimate
 from evalcore.analysis.decision import PairEvaluation, evaluate_column_pair, stored_pair
 from evalcore.analysis.query_set import resolve_stored_query_set
 from evalcore.analysis.shared_evidence import shared_evidence
@@ -224,15 +223,9 @@ class StoredEstimates(BaseModel):
     def by_measure(self) -> dict[str, Estimate | NotEstimable]:
         return {e.measure: e for e in self.estimates}
 
-    def line_estimates(self) -> dict[str, LineEstimate]:
+    def line_estimates(self) -> dict[str, Estimate]:
         """The bottom line's estimates (:func:`evalcore.analysis.bottom_line.bottom_line`)."""
-        return {e.measure: line_estimate(e) for e in self.estimates if isinstance(e, Estimate)}
-
-
-def line_estimate(e: Estimate) -> LineEstimate:
-    """The bottom line's form of ``e``: the same numbers, its runs as candidate and baseline."""
-    same = e.model_dump(include=set(LineEstimate.model_fields) & set(Estimate.model_fields))
-    return LineEstimate(candidate=e.run_a, baseline=e.run_b, **same)
+        return {e.measure: e for e in self.estimates if isinstance(e, Estimate)}
 
 
 def estimate_json(e: Estimate | NotEstimable) -> dict:
@@ -242,7 +235,7 @@ def estimate_json(e: Estimate | NotEstimable) -> dict:
     body = e.model_dump(mode="json")
     body["estimable"] = True
     body["direction"] = e.direction
-    body["text"] = line_estimate(e).text()
+    body["text"] = e.text()
     return body
 
 
