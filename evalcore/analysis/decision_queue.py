@@ -412,12 +412,6 @@ def gain_distribution(pair: PairEvaluation, rows: np.ndarray) -> np.ndarray:
     return probs / probs.sum(axis=1, keepdims=True)
 
 
-def _settled(lower: float, upper: float, lower_open: bool = False, upper_open: bool = False
-             ) -> bool:
-    """Decided or tied (:func:`~evalcore.analysis.decision.verdict_of`)."""
-    return verdict_of(lower, upper, lower_open, upper_open) != "undecided"
-
-
 def labels_to_decide(pair: PairEvaluation, name: str, rows: np.ndarray,
                      progress: np.ndarray | None = None, scores: np.ndarray | None = None
                      ) -> int | None:
@@ -435,8 +429,9 @@ def labels_to_decide(pair: PairEvaluation, name: str, rows: np.ndarray,
     if lower.size == 0 or np.isnan(lower).any() or np.isnan(upper).any():
         return None
     lower_open, upper_open = pair.open_ends(name)
-    if _settled(float(lower.mean()), float(upper.mean()), bool(lower_open.any()),
-                bool(upper_open.any())):
+    verdict = verdict_of(float(lower.mean()), float(upper.mean()), bool(lower_open.any()),
+                         bool(upper_open.any()))
+    if verdict != "undecided":  # decided or tied
         return 0
     rows = np.asarray(rows, dtype=np.int64)
     if rows.size == 0:

@@ -17,8 +17,6 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-import sqlite_utils
-
 from evalcore.store.marks import StoreMarks, store_marks
 from evalcore.store.observations import StudyEvidence, study_evidence
 from evalcore.store.store_identity import store_place
@@ -38,7 +36,8 @@ def shared_evidence(study: Study, reference: str | None = None, *,
     version ``reference`` at the store's marks now: the one kept when read at these marks,
     else read (and kept when the store did not move meanwhile). ``marks``: the store's marks
     the caller has just read (not read again)."""
-    store = _store_key(study.db)
+    # Where the store is kept: the same store through any connection; None in memory.
+    store = store_place(study.db)
     if store is None:  # a store in memory: nothing outlives its connection to key it by
         return study_evidence(study, reference)
     key = (store, study.study_id, reference)
@@ -57,9 +56,3 @@ def shared_evidence(study: Study, reference: str | None = None, *,
                 _kept.popitem(last=False)
     return read
 
-
-def _store_key(db: sqlite_utils.Database) -> str | None:
-    """Where the store is kept (:func:`~evalcore.store.store_identity.store_place`: the same
-    store through any connection; a store made again at the same place is another store);
-    None for a store in memory."""
-    return store_place(db)
