@@ -514,23 +514,13 @@ class LiveDashboard:
             self._full(study)
             return self._outcome(started, changed=True, full=True, queries=touched)
         if touched:
-            self._update_queries(study, touched)
+            self.update_queries(study, touched)
         self.marks = marks
         return self._outcome(started, changed=True, full=False, queries=touched)
 
     def update_queries(self, study: Study, query_ids: Iterable[str]) -> None:
         """Re-read and re-evaluate the given queries in every run whose query set has them."""
         self._same_study(study)
-        self._update_queries(study, query_ids)
-
-    def _same_study(self, study: Study) -> None:
-        if study.study_id != self.study_id:
-            raise ValueError(
-                f"a handle on study {study.study_id!r} given to the dashboard of "
-                f"study {self.study_id!r}"
-            )
-
-    def _update_queries(self, study: Study, query_ids: Iterable[str]) -> None:
         wanted = [q for q in dict.fromkeys(query_ids) if q in self.index]
         if not wanted:
             return
@@ -567,6 +557,13 @@ class LiveDashboard:
         else:
             self._blocking = self._blocking.replace_queries(positions, update)
         self._set_aggregates()
+
+    def _same_study(self, study: Study) -> None:
+        if study.study_id != self.study_id:
+            raise ValueError(
+                f"a handle on study {study.study_id!r} given to the dashboard of "
+                f"study {self.study_id!r}"
+            )
 
     def _set_aggregates(self) -> None:
         self._aggregates = {name: rs.aggregates() for name, rs in self.runs.items()}
@@ -620,15 +617,22 @@ class LiveDashboard:
             return legacy
         return measure.canonical if measure.canonical in self.extra[run_name].metrics else None
 
+    def _state(self, run_name: str, measure: Measure) -> tuple[RunState, str] | None:
+        """The run state holding ``measure`` and its key there (None: not computed)."""
+        key = self.measure_key(run_name, measure)
+        if key is None:
+            return None
+        return (self.runs if key in METRICS else self.extra)[run_name], key
+
     def measure_values(self, run_name: str, measure: Measure,
                        query_ids: Sequence[str] | None = None) -> list[tuple[str, MetricValue]]:
         """(query_id, value) of ``measure`` for every query of the run, in query order, or for
         those of ``query_ids`` in the run's set, in that order (empty when the run was
         stored too shallow for its cutoff)."""
-        key = self.measure_key(run_name, measure)
-        if key is None:
+        found = self._state(run_name, measure)
+        if found is None:
             return []
-        rs = self.runs[run_name] if key in METRICS else self.extra[run_name]
+        rs, key = found
         results = (rs.results if query_ids is None
                    else rs.results_at([rs.index[q] for q in query_ids if q in rs.index]))
         return [(r.query_id, r.metrics[key]) for r in results]
@@ -636,10 +640,10 @@ class LiveDashboard:
     def measure_columns(self, run_name: str, measure: Measure) -> MeasureColumns | None:
         """The run's per-query arrays of ``measure`` (None: not computed for the run), read
         from the state's arrays without making a per-query result object."""
-        key = self.measure_key(run_name, measure)
-        if key is None:
+        found = self._state(run_name, measure)
+        if found is None:
             return None
-        rs = self.runs[run_name] if key in METRICS else self.extra[run_name]
+        rs, key = found
         reasons = rs.reasons[key]
         return MeasureColumns(
             positions=self._query_rows(run_name),
@@ -660,15 +664,14 @@ class LiveDashboard:
     def measure_unknowns(self, run_name: str, measure: Measure) -> tuple[int, int]:
         """(unlabeled, in conflict): the unknown units behind the run's missing values of
         ``measure`` (see :func:`evalcore.analysis.interval_text.unknown_counts`)."""
-        metric = self.measure_key(run_name, measure)
-        if metric is None:
+        state = self._state(run_name, measure)
+        if state is None:
             return 0, 0
+        rs, metric = state
         key = (run_name, metric)
-        found = self._unknowns.get(key)
-        if found is None:
-            rs = self.runs[run_name] if metric in METRICS else self.extra[run_name]
-            found = self._unknowns[key] = rs.unknown_counts(metric)
-        return found
+        if key not in self._unknowns:
+            self._unknowns[key] = rs.unknown_counts(metric)
+        return self._unknowns[key]
 
     def query_result(self, run_name: str, query_id: str) -> QueryResult | None:
         """The query's result in the run, or None when the query is not in the run's set."""
