@@ -8,7 +8,6 @@ their reasons ("unavailable — 13 of 50 queries missing (9
 unlabeled_returned, 4 population_incomplete)"), never as zeros.
 """
 
-from collections.abc import Iterable
 from html import escape
 
 from evalcore.analysis.bottom_line import (
@@ -63,11 +62,6 @@ dt{font-weight:600}
 
 def _e(value: object) -> str:
     return escape(str(value), quote=True)
-
-
-def _row(cells: Iterable[object], tag: str = "td") -> str:
-    """One table row of the escaped ``cells``."""
-    return "<tr>" + "".join(f"<{tag}>{_e(c)}</{tag}>" for c in cells) + "</tr>"
 
 
 def aggregate_detail(value: AggregateValue) -> str:
@@ -199,9 +193,8 @@ def _runs_table(report: Report) -> str:
             f"<td>{run.n_queries}</td><td>{status}</td></tr>"
         )
     return (
-        "<h2>Runs</h2><table>"
-        + _row(("run", "corpus fingerprint", "k", "queries", "comparability"), "th")
-        + f"{''.join(rows)}</table>"
+        "<h2>Runs</h2><table><tr><th>run</th><th>corpus fingerprint</th><th>k</th>"
+        f"<th>queries</th><th>comparability</th></tr>{''.join(rows)}</table>"
     )
 
 
@@ -280,10 +273,9 @@ def _significance_section(comparison: RunComparison) -> str:
         f"{_e(comparison.permutations)} random sign assignments (seed {_e(comparison.seed)}) "
         "when more than 20 queries are paired, all 2<sup>n</sup> assignments otherwise. "
         "Δ is the mean difference on the paired queries only, not a run's score.</p>"
-        "<table>"
-        + _row(("metric", "runs", "paired queries", "mean Δ (paired)", "randomization p",
-                "t-test p", "adjusted p (marks)", "computed on"), "th")
-        + f"{''.join(rows)}</table>"
+        "<table><tr><th>metric</th><th>runs</th><th>paired queries</th><th>mean Δ (paired)</th>"
+        "<th>randomization p</th><th>t-test p</th><th>adjusted p (marks)</th>"
+        f"<th>computed on</th></tr>{''.join(rows)}</table>"
     )
 
 
@@ -321,12 +313,14 @@ def _bottom_line_section(report: Report) -> str:
 
 def _bottom_line(line: BottomLine) -> str:
     rows = table_rows(line)
-    head = _row(rows[0] if rows else (), "th")
-    body = "".join(_row(row.values()) for row in rows)
+    head = "".join(f"<th>{_e(h)}</th>" for h in rows[0]) if rows else ""
+    body = "".join(
+        "<tr>" + "".join(f"<td>{_e(v)}</td>" for v in row.values()) + "</tr>" for row in rows
+    )
     notes = "".join(f'<p class="small">{_e(n)}</p>' for n in line.notes)
     return (
         f'<p class="bottomline"><strong>{_e(line.sentence)}</strong></p>'
-        f'<div class="wide"><table class="bottomline-table">{head}{body}</table>'
+        f'<div class="wide"><table class="bottomline-table"><tr>{head}</tr>{body}</table>'
         f"</div>{notes}"
     )
 
@@ -347,11 +341,10 @@ def _decisions_section(report: Report) -> str:
         out.append(f"<h3>{_e(pc.run_a)} vs {_e(pc.run_b)} (baseline)</h3>")
         rows = "".join(_detail_row(item) for item in pc.measures)
         out.append(
-            '<div class="wide"><table class="verdicts">'
-            + _row(("measure", "verdict", "labels that would settle it",
-                    "paired tests computed on", f"paired mean {DIFFERENCE}", "randomization p",
-                    "t-test p"), "th")
-            + f"{rows}</table></div>"
+            '<div class="wide"><table class="verdicts"><tr><th>measure</th><th>verdict</th>'
+            "<th>labels that would settle it</th><th>paired tests computed on</th>"
+            f"<th>paired mean {_e(DIFFERENCE)}</th><th>randomization p</th><th>t-test p</th>"
+            f"</tr>{rows}</table></div>"
         )
         caution = caution or any(item.paired.selection_note for item in pc.measures)
     if caution:
@@ -494,21 +487,21 @@ def _internal(report: Report) -> str:
     assert internal is not None
     run_ids = ", ".join(f"{name}: {rid}" for name, rid in internal.run_ids.items())
     notes = "".join(
-        _row((n.query_id, n.unit_id, n.annotator, n.note, n.created_at, n.event_id))
+        f"<tr><td>{_e(n.query_id)}</td><td>{_e(n.unit_id)}</td><td>{_e(n.annotator)}</td>"
+        f"<td>{_e(n.note)}</td><td>{_e(n.created_at)}</td><td>{n.event_id}</td></tr>"
         for n in internal.notes
     )
     annotators = "".join(
-        _row((q, ", ".join(names)))
+        f"<tr><td>{_e(q)}</td><td>{_e(', '.join(names))}</td></tr>"
         for q, names in sorted(internal.annotators.items(), key=lambda item: natural_key(item[0]))
     )
     return (
         "<h2>Internal (included on request)</h2>"
         f"<p>Run ids: {_e(run_ids) or '—'}. Reference frozen by: "
         f"{_e(internal.reference_created_by or '—')}.</p>"
-        "<details><summary>Annotators per query</summary><table>"
-        + _row(("query", "annotators"), "th")
-        + f"{annotators}</table></details>"
-        "<details><summary>Annotator notes</summary><table>"
-        + _row(("query", "unit", "annotator", "note", "time", "event"), "th")
-        + f"{notes}</table></details>"
+        "<details><summary>Annotators per query</summary><table><tr><th>query</th>"
+        f"<th>annotators</th></tr>{annotators}</table></details>"
+        "<details><summary>Annotator notes</summary><table><tr><th>query</th><th>unit</th>"
+        "<th>annotator</th><th>note</th><th>time</th><th>event</th></tr>"
+        f"{notes}</table></details>"
     )
