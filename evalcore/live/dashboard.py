@@ -617,22 +617,15 @@ class LiveDashboard:
             return legacy
         return measure.canonical if measure.canonical in self.extra[run_name].metrics else None
 
-    def _state(self, run_name: str, measure: Measure) -> tuple[RunState, str] | None:
-        """The run state holding ``measure`` and its key there (None: not computed)."""
-        key = self.measure_key(run_name, measure)
-        if key is None:
-            return None
-        return (self.runs if key in METRICS else self.extra)[run_name], key
-
     def measure_values(self, run_name: str, measure: Measure,
                        query_ids: Sequence[str] | None = None) -> list[tuple[str, MetricValue]]:
         """(query_id, value) of ``measure`` for every query of the run, in query order, or for
         those of ``query_ids`` in the run's set, in that order (empty when the run was
         stored too shallow for its cutoff)."""
-        found = self._state(run_name, measure)
-        if found is None:
+        key = self.measure_key(run_name, measure)
+        if key is None:
             return []
-        rs, key = found
+        rs = self.runs[run_name] if key in METRICS else self.extra[run_name]
         results = (rs.results if query_ids is None
                    else rs.results_at([rs.index[q] for q in query_ids if q in rs.index]))
         return [(r.query_id, r.metrics[key]) for r in results]
@@ -640,10 +633,10 @@ class LiveDashboard:
     def measure_columns(self, run_name: str, measure: Measure) -> MeasureColumns | None:
         """The run's per-query arrays of ``measure`` (None: not computed for the run), read
         from the state's arrays without making a per-query result object."""
-        found = self._state(run_name, measure)
-        if found is None:
+        key = self.measure_key(run_name, measure)
+        if key is None:
             return None
-        rs, key = found
+        rs = self.runs[run_name] if key in METRICS else self.extra[run_name]
         reasons = rs.reasons[key]
         return MeasureColumns(
             positions=self._query_rows(run_name),
@@ -664,14 +657,15 @@ class LiveDashboard:
     def measure_unknowns(self, run_name: str, measure: Measure) -> tuple[int, int]:
         """(unlabeled, in conflict): the unknown units behind the run's missing values of
         ``measure`` (see :func:`evalcore.analysis.interval_text.unknown_counts`)."""
-        state = self._state(run_name, measure)
-        if state is None:
+        metric = self.measure_key(run_name, measure)
+        if metric is None:
             return 0, 0
-        rs, metric = state
         key = (run_name, metric)
-        if key not in self._unknowns:
-            self._unknowns[key] = rs.unknown_counts(metric)
-        return self._unknowns[key]
+        found = self._unknowns.get(key)
+        if found is None:
+            rs = self.runs[run_name] if metric in METRICS else self.extra[run_name]
+            found = self._unknowns[key] = rs.unknown_counts(metric)
+        return found
 
     def query_result(self, run_name: str, query_id: str) -> QueryResult | None:
         """The query's result in the run, or None when the query is not in the run's set."""
