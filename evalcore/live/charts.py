@@ -1,15 +1,10 @@
-"""Plotly figures of the live dashboard. Unavailable values are drawn as such, never as 0.
+"""The live dashboard's per-query figure. Unavailable values are drawn as such, never as 0.
 
-The per-query figure has two rows sharing the query axis: the available values
-of each run, and below them an "unavailable" strip with one marker per run and
-query whose metric is unavailable (its reasons on hover). An unavailable value
-that has bounds is also drawn in the top row as a vertical segment from its
-lower to its upper bound (a range, never a point; the interval text of
-:mod:`evalcore.analysis.interval_text` on hover). The query axis is
-labelled with query ids and each run has its own marker, set beside the other
-runs' (:mod:`evalcore.live.chart_style`). Text from the data (run names, query
-ids, reasons) is HTML-escaped: plotly renders a subset of HTML in labels and
-hover text. Large studies use WebGL markers.
+Two rows share the query axis: each run's available values, and below them an
+"unavailable" strip with one marker per run and query whose value is unavailable (reasons
+on hover). An unavailable value with bounds is also drawn in the top row as a vertical
+segment from its lower to its upper bound (a range, never a point). Text from the data is
+HTML-escaped (plotly renders a subset of HTML); large studies use WebGL markers.
 """
 
 from collections.abc import Sequence

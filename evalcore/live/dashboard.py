@@ -1,32 +1,20 @@
 """The live dashboard's state: every run's per-query results, kept current cheaply.
 
-:meth:`LiveDashboard.build` evaluates every run of a study against the working
-reference (exactly what :func:`evalcore.analysis.run_evaluation.evaluate_run` computes,
-packed from the study's shared evidence) and keeps, per run, the per-metric arrays the
-aggregates are made of; per-query :class:`QueryResult` objects and the blocking list are
-made the first time a page asks for them.
+:meth:`LiveDashboard.build` evaluates every run of a study against the working reference
+(the numbers :func:`evalcore.analysis.run_evaluation.evaluate_run` gives) and keeps, per
+run, the per-metric arrays the aggregates are made of; per-query :class:`QueryResult`
+objects and the blocking list are made when a page first asks for them.
 
-:meth:`LiveDashboard.refresh` brings the state up to date with the store:
+:meth:`LiveDashboard.refresh` brings it up to date: nothing is read when the store's marks
+have not moved; appended label or completeness events re-evaluate only the queries they
+touch; a run added or removed, a new query, another corpus size or other chosen measures,
+or very many touched queries rebuild everything.
 
-* nothing changed (the store's highest label event id, completeness event id
-  and the study's run ids are as last seen) -> nothing is read or computed;
-* label or completeness events were appended -> only the queries they touch
-  are re-read and re-evaluated, for every run, and the aggregates are rebuilt
-  from the arrays (section 6 of the contract, :func:`evalcore.compute.aggregate.aggregate_arrays`);
-* a run was added or removed, a touched query is new to the study, the study's corpus
-  size changed (:mod:`evalcore.store.population`: it bounds every open population), the
-  lead chose other measures, or very many queries changed -> a full rebuild.
-
-The dashboard shows the study's chosen measures (:mod:`evalcore.store.study_measures`,
-Judged@k beside them): ``P``, ``R``, ``nDCG`` and ``RR`` at a run's own k are the
-section-7 metrics every run state holds; any other is computed in the same pass
-(:func:`evalcore.compute.evaluate.compute_more`), except where its cutoff is deeper than
-the run was stored to.
-
-Aggregates are never a mean of the available subset: they come from
-:mod:`evalcore.compute.aggregate`, which gives the mean only when every query has the
-metric. Label coverage counts the pool (every unit a run returned in its top k) and how
-much of it has a resolved gain (units in conflict count as unlabeled).
+It shows the study's chosen measures with Judged@k beside them (P, R, nDCG and RR at a
+run's own k are the section-7 metrics every run state holds; any other is computed in the
+same pass unless deeper than the run was stored). Aggregates are never a mean of the
+available subset (:mod:`evalcore.compute.aggregate`). Label coverage counts the pool (every
+unit a run returned in its top k) and how much of it has a resolved gain.
 """
 
 from __future__ import annotations

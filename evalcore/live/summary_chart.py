@@ -1,26 +1,12 @@
 """A large study's dashboard figure: each run's distribution of per-query values.
 
-From :data:`SUMMARY_FROM` queries a point per query and run is unreadable (and costly
-to draw in a browser); the dashboard draws this figure instead and offers the
-per-query chart (:func:`evalcore.live.charts.per_query_figure`) for a chosen subset
-(:mod:`evalcore.live.query_subsets`).
-
-Two rows:
-
-* a histogram per run of its **available** per-query values (bins of
-  :data:`BIN_WIDTH` over 0..1; a value of exactly 1 is in the last bin). The
-  legend names how many values each run's bars hold;
-* one bar per run split into its available and unavailable queries (the latter
-  drawn from where the former ends), with the
-  unavailable count written on the bar where it fits (and in the legend, always)
-  and its reasons on hover. An unavailable
-  value is counted there, never binned as 0 (evidence contract: unavailable is
-  never 0).
-
-The figure is built from the state's arrays (no per-query object) and holds a few
-dozen numbers per run, whatever the study's size. Run names are HTML-escaped. It is a
-plotly figure dict, written without plotly's validators (like
-:func:`evalcore.live.charts.per_query_figure`).
+From :data:`SUMMARY_FROM` queries a point per query and run is unreadable and costly to
+draw; the dashboard draws this instead (and the per-query chart for a chosen subset,
+:mod:`evalcore.live.query_subsets`). Top row: a histogram per run of its **available**
+values (bins of :data:`BIN_WIDTH`; exactly 1 is in the last bin). Bottom row: one bar per
+run split into its available and unavailable queries, reasons on hover: an unavailable
+value is counted there, never binned as 0. Built from the state's arrays, a few dozen
+numbers per run whatever the study's size; run names are HTML-escaped.
 """
 
 from html import escape
