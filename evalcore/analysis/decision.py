@@ -392,21 +392,6 @@ class EvaluatedPair:
         return [] if population is None else population.size_notes()
 
 
-def evaluate_stored_pair(
-    study: Study,
-    run_a: str,
-    run_b: str,
-    measures: Sequence[Measure | str],
-    reference: str | None = None,
-    *,
-    query_ids: Sequence[str] | None = None,
-) -> PairEvaluation:
-    """Both stored runs against the working reference (or frozen version ``reference``),
-    over the study's queries or the query set ``query_ids``
-    (:func:`evalcore.analysis.query_set.resolve_stored_query_set`)."""
-    return stored_pair(study, run_a, run_b, measures, reference, query_ids=query_ids).pair
-
-
 def stored_pair(
     study: Study,
     run_a: str,
@@ -416,9 +401,10 @@ def stored_pair(
     *,
     query_ids: Sequence[str] | None = None,
 ) -> EvaluatedPair:
-    """:func:`evaluate_stored_pair` with the columns it was packed from (``query_ids``:
-    a resolved query set, else the study's queries). The runs are packed from the study's
-    shared evidence (:func:`evalcore.analysis.shared_evidence.shared_evidence`)."""
+    """Both stored runs against the working reference (or frozen version ``reference``),
+    over the study's queries or the resolved query set ``query_ids``, evaluated as a pair,
+    with the columns they were packed from (the study's shared evidence,
+    :func:`evalcore.analysis.shared_evidence.shared_evidence`)."""
     # The observations of both runs over the union of their query sets, as columns (one
     # read of the reference; no per-query objects).
     columns = runs_as_columns(study, [run_a, run_b], shared_evidence(study, reference),
@@ -457,5 +443,5 @@ def decide(
     """Decisions of stored run ``run_a`` against ``run_b`` on each of ``measures``
     (names like ``"nDCG@10"`` or :class:`Measure` s), against the working reference or
     the frozen version ``reference``."""
-    pair = evaluate_stored_pair(study, run_a, run_b, measures, reference)
+    pair = stored_pair(study, run_a, run_b, measures, reference).pair
     return [decide_measure(pair, name, run_a, run_b) for name in pair.measures]

@@ -17,7 +17,7 @@ from collections.abc import Collection, Sequence
 
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.analysis.decision import Decision, decide_measure, evaluate_stored_pair
+from evalcore.analysis.decision import Decision, decide_measure, stored_pair
 from evalcore.analysis.decision_queue import DecideItem, decide_queue, mean_automatic_gains
 from evalcore.contract.measures import UnknownMeasure, parse_measure
 from evalcore.store.automatic_labels import automatic_labels
@@ -109,7 +109,7 @@ def decide_state(study: Study, target: DecideTarget, *,
     """Both runs evaluated once on every offered measure: the verdicts and the target's queue,
     over the study's queries or the query set ``query_ids`` (:mod:`evalcore.analysis.query_set`)."""
     names = list(dict.fromkeys([parse_measure(m).canonical for m in DECIDE_MEASURES] + [target.measure]))
-    pair = evaluate_stored_pair(study, target.run_a, target.run_b, names, query_ids=query_ids)
+    pair = stored_pair(study, target.run_a, target.run_b, names, query_ids=query_ids).pair
     decisions = [decide_measure(pair, name, target.run_a, target.run_b) for name in names]
     decision = decisions[names.index(target.measure)]
     if decision.verdict == "undecided":
