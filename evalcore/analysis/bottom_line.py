@@ -1,27 +1,14 @@
 """The bottom line of a comparison: one sentence a lead can repeat, and one compact table.
 
-Every surface that compares two runs (the Compare page, the HTML, JSON, CSV and text
-reports, ``evalcore compare`` and ``evalcore report``) shows the bottom line first and
-builds it here, from the :class:`~evalcore.analysis.pair_comparison.PairComparison`'s
-decisions, so the words, the signs and the named baseline agree everywhere.
-
-**Sign convention.** A comparison is always *candidate − baseline*, with the baseline
-named: the pair's ``run_a`` is the candidate and ``run_b`` the baseline (the Decision's
-``A - B``). A positive interval means the candidate scores higher.
-
-**Words.** Each measure gets one status:
-
-* ``decided`` — the interval of the mean difference lies wholly on one side of 0 (or
-  is exactly 0): the candidate is *better*, *worse* or *tied* whatever the missing
-  labels are;
-* ``open`` — the interval spans 0: labels could still tip it either way; with how many
-  labels would probably settle it (an estimate of the to-decide queue);
-* ``cannot be decided yet`` — on some query a run's value has no bounds at all; with
-  what is missing and what to do.
-
-"unavailable" is kept for values (a mean or an interval that cannot be given). An
-estimate from a random sample of labels (evidence contract section 13) is a different
-kind of statement: it is written ``estimated: ...`` apart from the verdict and never
+Every surface that compares two runs (the Compare page, the reports, ``evalcore compare``)
+shows it first and builds it here, from a
+:class:`~evalcore.analysis.pair_comparison.PairComparison`, so the words, the signs and
+the named baseline agree everywhere. A difference is always *candidate − baseline*: the
+pair's ``run_a`` is the candidate, ``run_b`` the baseline. Each measure is ``decided``
+(better, worse or tied whatever the missing labels are), ``open`` (with about how many
+labels would settle it) or ``cannot be decided yet`` (with what is missing); the words
+are defined once in :data:`GLOSSARY`. An estimate from a random sample of labels
+(contract section 13) is written ``estimated: ...`` apart from the verdict and never
 makes a measure ``decided``. For example::
 
     bm25-title-boost vs bm25-plain (baseline): better on P@10 and nDCG@10 whatever the
