@@ -18,8 +18,7 @@ It never picks a gain: the reviewer chooses.
 
 from collections.abc import Iterable
 
-from pydantic import BaseModel, ConfigDict
-
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.store.automatic_labels import automatic_labels
 from evalcore.store.labels import current_judgements
 from evalcore.store.query_reads import query_texts
@@ -28,10 +27,8 @@ from evalcore.store.scoping import readable_document
 from evalcore.store.study_handle import Study
 
 
-class Judgement(BaseModel):
+class Judgement(FrozenModel):
     """One annotator's current label on the unit."""
-
-    model_config = ConfigDict(frozen=True)
 
     annotator: str
     gain: int
@@ -40,10 +37,8 @@ class Judgement(BaseModel):
     created_at: str
 
 
-class ConflictContext(BaseModel):
+class ConflictContext(FrozenModel):
     """One (query, unit) with everything shown next to the reviewer's decision."""
-
-    model_config = ConfigDict(frozen=True)
 
     study_id: str
     query_id: str

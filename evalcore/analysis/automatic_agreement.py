@@ -18,8 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.stats.agreement import (
     GAIN_CATEGORIES,
     AgreementResult,
@@ -33,10 +33,8 @@ from evalcore.store.study_handle import Study
 UnitKey = tuple[str, str]
 
 
-class SourceAgreement(BaseModel):
+class SourceAgreement(FrozenModel):
     """One automatic source against the human gains that count."""
-
-    model_config = ConfigDict(frozen=True)
 
     source: str
     #: Units the source judged.

@@ -20,10 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from evalcore.analysis.compare import MetricComparison
 from evalcore.analysis.decision import ZERO
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.pair_comparison import MeasureVerdict, PairComparison
 from evalcore.contract.reasons import reason_words
 
@@ -71,12 +70,10 @@ GLOSSARY: dict[str, str] = {
 EstimateDirection = Literal["a_better", "b_better", "unclear"]
 
 
-class Estimate(BaseModel):
+class Estimate(FrozenModel):
     """A design-based estimate of the mean difference ``run_a - run_b`` on one measure from
     a random sample of labels (evidence contract section 13): never evidence and never a
     decided verdict."""
-
-    model_config = ConfigDict(frozen=True)
 
     measure: str
     run_a: str
@@ -135,10 +132,8 @@ class Estimate(BaseModel):
         )
 
 
-class MeasureLine(BaseModel):
+class MeasureLine(FrozenModel):
     """One measure of the bottom line: one row of its table."""
-
-    model_config = ConfigDict(frozen=True)
 
     measure: str
     #: The Decision's code (``a_better``: the candidate is better), kept for machines.
@@ -168,10 +163,8 @@ class MeasureLine(BaseModel):
         return f"decided: {self.word}" if self.status == "decided" else self.word
 
 
-class BottomLine(BaseModel):
+class BottomLine(FrozenModel):
     """The bottom line of one pair of runs: the sentence, then one row per measure."""
-
-    model_config = ConfigDict(frozen=True)
 
     candidate: str
     baseline: str

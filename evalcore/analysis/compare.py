@@ -32,6 +32,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.stats.correction import CORRECTION_LABELS, Correction, adjust_p_values
 from evalcore.analysis.stats.significance import (
     DEFAULT_PERMUTATIONS,
@@ -72,30 +73,24 @@ class ComparisonSettings(BaseModel):
     seed: int = DEFAULT_SEED
 
 
-class ExclusionCount(BaseModel):
+class ExclusionCount(FrozenModel):
     """How many excluded queries had ``reason`` in ``side`` (a run's name, or "both runs")."""
-
-    model_config = ConfigDict(frozen=True)
 
     reason: str
     side: str
     n: int
 
 
-class ExcludedQuery(BaseModel):
+class ExcludedQuery(FrozenModel):
     """A query left out of a paired comparison, with each run's reasons."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     reasons_a: list[str]
     reasons_b: list[str]
 
 
-class MetricComparison(BaseModel):
+class MetricComparison(FrozenModel):
     """Run ``run_a`` against run ``run_b`` on one metric, on the queries both have."""
-
-    model_config = ConfigDict(frozen=True)
 
     #: A section-7 key (``ndcg``) or a catalogue measure's canonical name (``nDCG@10``).
     metric: str
@@ -119,10 +114,8 @@ class MetricComparison(BaseModel):
     selection_note: str | None = None
 
 
-class TableCell(BaseModel):
+class TableCell(FrozenModel):
     """One run's aggregate for one metric, as the contract gives it, with marks."""
-
-    model_config = ConfigDict(frozen=True)
 
     aggregate: AggregateValue
     text: str
@@ -130,18 +123,14 @@ class TableCell(BaseModel):
     marks: list[str]
 
 
-class TableRow(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class TableRow(FrozenModel):
     run: str
     letter: str
     cells: dict[str, TableCell]
 
 
-class ResultsTable(BaseModel):
+class ResultsTable(FrozenModel):
     """Rows = runs, columns = metrics, like a paper's results table."""
-
-    model_config = ConfigDict(frozen=True)
 
     metrics: list[MetricName]
     column_labels: dict[str, str]
@@ -149,10 +138,8 @@ class ResultsTable(BaseModel):
     legend: str
 
 
-class RunComparison(BaseModel):
+class RunComparison(FrozenModel):
     """Every metric comparison of a set of runs, and the results table."""
-
-    model_config = ConfigDict(frozen=True)
 
     runs: list[str]
     mode: ComparisonMode

@@ -43,8 +43,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.pair_bounds import (
     METHODS,
     PAIR_FAMILIES,
@@ -78,10 +78,8 @@ ZERO = 1e-12
 Verdict = Literal["a_better", "b_better", "tied", "undecided", "undecidable"]
 
 
-class Decision(BaseModel):
+class Decision(FrozenModel):
     """What the evidence decides about ``run_a - run_b`` on one measure."""
-
-    model_config = ConfigDict(frozen=True)
 
     measure: str
     run_a: str

@@ -34,7 +34,6 @@ import dataclasses
 from collections.abc import Mapping
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.decision import (
     ZERO,
@@ -44,6 +43,7 @@ from evalcore.analysis.decision import (
     relevance_threshold,
     verdict_of,
 )
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.pair_bounds import (
     OPEN_MARGIN,
     PAIR_FAMILIES,
@@ -56,10 +56,8 @@ from evalcore.compute.measures.ranking import segment_reduce
 from evalcore.contract.gains import MAX_GAIN
 
 
-class DecideItem(BaseModel):
+class DecideItem(FrozenModel):
     """One unknown unit and what its label can do to the comparison."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     unit_id: str
@@ -74,9 +72,7 @@ class DecideItem(BaseModel):
     kind: str
 
 
-class DecideQueue(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class DecideQueue(FrozenModel):
     measure: str
     items: list[DecideItem]
     #: All candidates (``items`` may be cut to a limit).

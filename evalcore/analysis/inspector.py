@@ -14,8 +14,9 @@ from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.compute.evaluate import evaluate
 from evalcore.contract.results import MetricValue, QueryResult
 from evalcore.store.automatic_labels import unit_automatic_labels
@@ -36,10 +37,8 @@ from evalcore.store.study_measures import measure_label, shown_measures, study_m
 LabelState = Literal["labeled", "conflict", "adjudicated", "unlabeled"]
 
 
-class InspectedRow(BaseModel):
+class InspectedRow(FrozenModel):
     """One returned position of a run for a query."""
-
-    model_config = ConfigDict(frozen=True)
 
     rank: int
     unit_id: str
@@ -69,10 +68,8 @@ class InspectedRow(BaseModel):
     title_withheld: str | None = None
 
 
-class QueryInspection(BaseModel):
+class QueryInspection(FrozenModel):
     """A run's ranked list for one query, and the query's metrics."""
-
-    model_config = ConfigDict(frozen=True)
 
     study_id: str
     run: str
@@ -210,10 +207,8 @@ def inspect_query(
     )
 
 
-class RankChange(BaseModel):
+class RankChange(FrozenModel):
     """How one unit moved from run A's list to run B's."""
-
-    model_config = ConfigDict(frozen=True)
 
     unit_id: str
     rank_a: int | None

@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from evalcore.analysis.compare import (
     DIFFERENT_K,
@@ -39,6 +39,7 @@ from evalcore.analysis.decision import (
     stored_pair,
 )
 from evalcore.analysis.decision_queue import DecideQueue, decide_queue
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.trec_eval_numbers import COMPAT_LABEL, TrecEvalCompat, trec_eval_compat
 from evalcore.compute.measures.base import reason_codes
 from evalcore.contract.measures import Measure
@@ -77,20 +78,16 @@ _CAUSES: dict[str, str] = {
 }
 
 
-class UndecidableCause(BaseModel):
+class UndecidableCause(FrozenModel):
     """One reason a comparison is undecidable: on how many queries, and what to do."""
-
-    model_config = ConfigDict(frozen=True)
 
     reason: str
     n_queries: int
     text: str
 
 
-class MeasureVerdict(BaseModel):
+class MeasureVerdict(FrozenModel):
     """One measure of the pair: the verdict, the queue, the paired tests, in that order."""
-
-    model_config = ConfigDict(frozen=True)
 
     decision: Decision
     causes: list[UndecidableCause]
@@ -123,10 +120,8 @@ class MeasureVerdict(BaseModel):
         return "whatever the missing labels are"
 
 
-class PairComparison(BaseModel):
+class PairComparison(FrozenModel):
     """Run ``run_a`` against ``run_b`` (differences are ``A - B``) on each measure."""
-
-    model_config = ConfigDict(frozen=True)
 
     run_a: str
     run_b: str

@@ -29,6 +29,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.compute.aggregate import aggregate_arrays
 from evalcore.contract.query_order import natural_key
@@ -157,10 +158,8 @@ class QuerySetSpec(BaseModel):
         return repr(query_id)
 
 
-class QuerySetRecord(BaseModel):
+class QuerySetRecord(FrozenModel):
     """The query set a report or comparison is over, as recorded with it."""
-
-    model_config = ConfigDict(frozen=True)
 
     kind: QuerySetKind = "all"
     #: the spec as given (``judged``, ``@topics.txt``, ``q1,q2``)
@@ -181,10 +180,8 @@ class QuerySetRecord(BaseModel):
         return f"queries: {self.spec} ({self.n_queries} of {self.n_study}; {what})"
 
 
-class ResolvedQuerySet(BaseModel):
+class ResolvedQuerySet(FrozenModel):
     """A spec resolved against a study: the ids comparisons are computed on."""
-
-    model_config = ConfigDict(frozen=True)
 
     spec: QuerySetSpec
     #: in natural query order

@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.api.evaluate import evaluate as evaluate_trec
 from evalcore.compute.batch import CONFLICT_BASE, ObservationBatch
 from evalcore.compute.evaluate import compute, packing_depth
@@ -39,10 +39,8 @@ COMPAT_LABEL = "unjudged counted as non-relevant (trec_eval compatibility)"
 _NOTHING = "no labeled query with results: trec_eval has nothing to evaluate"
 
 
-class TrecEvalCompat(BaseModel):
+class TrecEvalCompat(FrozenModel):
     """One measure's means with unjudged units counted as non-relevant (never evidence)."""
-
-    model_config = ConfigDict(frozen=True)
 
     measure: str
     value_a: float | None

@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.bottom_line import Estimate
 from evalcore.analysis.decision import (
@@ -27,6 +26,7 @@ from evalcore.analysis.decision import (
     relevance_threshold,
 )
 from evalcore.analysis.decision_queue import gain_distribution, smoothed_gain_counts
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.pair_bounds import net_weight, pair_interval_ends
 from evalcore.analysis.pair_units import PairUnits
 from evalcore.contract.gains import MAX_GAIN
@@ -39,10 +39,8 @@ ESTIMATOR = "difference estimator with finite-population correction"
 UnitKey = tuple[str, str]
 
 
-class NotEstimable(BaseModel):
+class NotEstimable(FrozenModel):
     """A measure the sample cannot estimate, and why."""
-
-    model_config = ConfigDict(frozen=True)
 
     measure: str
     reason: str

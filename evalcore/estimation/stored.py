@@ -19,10 +19,10 @@ from dataclasses import replace
 
 import numpy as np
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
 from evalcore.analysis.decision import PairEvaluation, evaluate_column_pair, stored_pair
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.query_set import resolve_stored_query_set
 from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.contract.measures import parse_measure
@@ -45,10 +45,8 @@ from evalcore.store.study_handle import Study, open_study
 DEFAULT_LEVEL = 0.95
 
 
-class SampleView(BaseModel):
+class SampleView(FrozenModel):
     """A stored sample with its design, for ``sample show`` and the app."""
-
-    model_config = ConfigDict(frozen=True)
 
     sample: StoredSample
     design: SampleDesign
@@ -146,10 +144,8 @@ def show_sample(study: Study, name: str) -> SampleView:
     return SampleView(sample=sample, design=design_of(sample))
 
 
-class QueueUnit(BaseModel):
+class QueueUnit(FrozenModel):
     """A sampled unit in the sample's queue, with whether it is answered."""
-
-    model_config = ConfigDict(frozen=True)
 
     position: int
     query_id: str
@@ -210,10 +206,8 @@ def _responses(
     return out
 
 
-class StoredEstimates(BaseModel):
+class StoredEstimates(FrozenModel):
     """The estimates of one comparison from a stored sample, oriented as asked."""
-
-    model_config = ConfigDict(frozen=True)
 
     sample: str
     candidate: str

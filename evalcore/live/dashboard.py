@@ -24,9 +24,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.comparability import RunTerms
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.interval_text import unknown_counts
 from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.annotation.blocking import BlockingItem
@@ -73,10 +73,8 @@ _REASON_COLUMN = {code: i for i, code in enumerate(_REASON_CODES)}
 _LEGACY_KEY = {m.family: key for key, m in LEGACY_NAMES.items()}
 
 
-class QueryCoverage(BaseModel):
+class QueryCoverage(FrozenModel):
     """How much of one query's pool has a resolved gain."""
-
-    model_config = ConfigDict(frozen=True)
 
     pooled: int
     labeled: int
@@ -84,10 +82,8 @@ class QueryCoverage(BaseModel):
     in_conflict: int = 0
 
 
-class Coverage(BaseModel):
+class Coverage(FrozenModel):
     """Label coverage of the study's pools."""
-
-    model_config = ConfigDict(frozen=True)
 
     queries: int
     pooled: int
@@ -276,10 +272,8 @@ class MeasureColumns:
         return int(self.available.size - np.count_nonzero(self.available))
 
 
-class RefreshOutcome(BaseModel):
+class RefreshOutcome(FrozenModel):
     """What a refresh did."""
-
-    model_config = ConfigDict(frozen=True)
 
     changed: bool
     full: bool

@@ -15,10 +15,9 @@ items or the verdicts).
 
 from collections.abc import Collection, Sequence
 
-from pydantic import BaseModel, ConfigDict
-
 from evalcore.analysis.decision import Decision, decide_measure, stored_pair
 from evalcore.analysis.decision_queue import DecideItem, decide_queue, mean_automatic_gains
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.contract.measures import UnknownMeasure, parse_measure
 from evalcore.store.automatic_labels import automatic_labels
 from evalcore.store.resolution import resolve_unit_in_store
@@ -31,10 +30,8 @@ DECIDE_MEASURES: tuple[str, ...] = ("P@10", "RR@10", "Success@10", "P@5", "nDCG@
 SETTLED = frozenset({"a_better", "b_better", "tied"})
 
 
-class DecideTarget(BaseModel):
+class DecideTarget(FrozenModel):
     """What the queue decides: ``run_a - run_b`` on ``measure`` (its canonical name)."""
-
-    model_config = ConfigDict(frozen=True)
 
     run_a: str
     run_b: str
@@ -73,10 +70,8 @@ def decide_target(study: Study, run_a: str, run_b: str, measure: str) -> DecideT
     return DecideTarget(run_a=run_a, run_b=run_b, measure=canonical)
 
 
-class DecideState(BaseModel):
+class DecideState(FrozenModel):
     """The verdicts and the target measure's queue, read from the store at one moment."""
-
-    model_config = ConfigDict(frozen=True)
 
     target: DecideTarget
     #: The target measure's decision.

@@ -11,17 +11,15 @@ JSON and CSV), counted per reason, so a query with two reasons counts in both. B
 the aggregate defines them (every missing query has bounds).
 """
 
-from pydantic import BaseModel, ConfigDict
 
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.interval_text import SEPARATOR, UNAVAILABLE, unavailable_detail
 from evalcore.contract.reasons import reason_words
 from evalcore.contract.results import AggregateValue
 
 
-class AggregateCard(BaseModel):
+class AggregateCard(FrozenModel):
     """The texts of one card."""
-
-    model_config = ConfigDict(frozen=True)
 
     available: bool
     #: "0.5320" or "unavailable"

@@ -12,8 +12,7 @@ Formats only; never computes a measure.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.interval_text import aggregate_value_text, unknown_counts
 from evalcore.contract.measures import Measure, parse_measure
 from evalcore.report.model import Report, ReportRun
@@ -21,10 +20,8 @@ from evalcore.report.text_table import clean
 from evalcore.store.study_measures import measure_label, shown_measures
 
 
-class MeasureCell(BaseModel):
+class MeasureCell(FrozenModel):
     """One measure of one run, as shown."""
-
-    model_config = ConfigDict(frozen=True)
 
     measure: str
     #: ``RR@10``: the measure's canonical name at the run's k (one name per measure: the

@@ -19,10 +19,11 @@ Internal data (annotator names and notes, database row ids) lives only in
 ``created_by`` is provenance and always kept.
 """
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from evalcore.analysis.bottom_line import BottomLine, bottom_line
 from evalcore.analysis.compare import RunComparison
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.pair_comparison import PairComparison
 from evalcore.analysis.query_set import QuerySetRecord
 from evalcore.contract.evaluation_protocol import EvalProtocol
@@ -32,10 +33,8 @@ from evalcore.contract.results import EvaluationReport
 REPORT_FORMAT = 1
 
 
-class ReportRun(BaseModel):
+class ReportRun(FrozenModel):
     """One run of the report: its evaluation and whether it is compared."""
-
-    model_config = ConfigDict(frozen=True)
 
     name: str
     corpus_fingerprint: str | None
@@ -72,10 +71,8 @@ class ReportRun(BaseModel):
         return "comparable", None
 
 
-class AnnotatorNote(BaseModel):
+class AnnotatorNote(FrozenModel):
     """A note an annotator left with a label (internal: exported only on request)."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     unit_id: str
@@ -85,10 +82,8 @@ class AnnotatorNote(BaseModel):
     event_id: int
 
 
-class ReportInternal(BaseModel):
+class ReportInternal(FrozenModel):
     """Internal identifiers and annotator data, stripped from exports by default."""
-
-    model_config = ConfigDict(frozen=True)
 
     run_ids: dict[str, int] = Field(default_factory=dict)
     reference_created_by: str | None = None
@@ -97,10 +92,8 @@ class ReportInternal(BaseModel):
     notes: list[AnnotatorNote] = Field(default_factory=list)
 
 
-class Report(BaseModel):
+class Report(FrozenModel):
     """Everything a lead needs to defend a set of numbers; immutable once generated."""
-
-    model_config = ConfigDict(frozen=True)
 
     report_format: int = REPORT_FORMAT
     #: The bottom line of each compared pair, first (:mod:`evalcore.analysis.bottom_line`):

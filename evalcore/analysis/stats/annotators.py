@@ -20,8 +20,8 @@ from collections.abc import Iterable
 from itertools import combinations
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.stats.agreement import (
     GAIN_CATEGORIES,
     AgreementResult,
@@ -35,10 +35,8 @@ from evalcore.contract.query_order import natural_key
 LOW_AGREEMENT_THRESHOLD = 0.667
 
 
-class AnnotatorLabel(BaseModel):
+class AnnotatorLabel(FrozenModel):
     """One annotator's current gain for one unit of one query."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     unit_id: str
@@ -46,10 +44,8 @@ class AnnotatorLabel(BaseModel):
     gain: Gain
 
 
-class PairAgreement(BaseModel):
+class PairAgreement(FrozenModel):
     """Two annotators on the units both labeled."""
-
-    model_config = ConfigDict(frozen=True)
 
     annotator_a: str
     annotator_b: str
@@ -59,10 +55,8 @@ class PairAgreement(BaseModel):
     confusion: list[list[int]]
 
 
-class QueryAgreement(BaseModel):
+class QueryAgreement(FrozenModel):
     """Krippendorff's alpha over one query's multiply-labeled units."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     n_units: int
@@ -72,10 +66,8 @@ class QueryAgreement(BaseModel):
     why_flagged: str | None = None
 
 
-class Conflict(BaseModel):
+class Conflict(FrozenModel):
     """A unit whose annotators disagree: the candidates for adjudication."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     unit_id: str
@@ -83,10 +75,8 @@ class Conflict(BaseModel):
     spread: int
 
 
-class AgreementSummary(BaseModel):
+class AgreementSummary(FrozenModel):
     """Everything the evaluator-comparison view shows."""
-
-    model_config = ConfigDict(frozen=True)
 
     annotators: list[str]
     n_units_multiply_labeled: int
