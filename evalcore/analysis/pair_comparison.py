@@ -99,26 +99,6 @@ class MeasureVerdict(FrozenModel):
     def measure(self) -> str:
         return self.decision.measure
 
-    def interval_text(self) -> str | None:
-        """The mean-difference interval in words ("−0.040 to +0.120"; an end no completion
-        reaches, e.g. an open population's, marked "(exclusive)"); None when undecidable."""
-        d = self.decision
-        if d.lower is None or d.upper is None:
-            return None
-        return interval_text(d.lower, d.upper, d.lower_open, d.upper_open)
-
-    def detail(self) -> str:
-        """What moves the verdict: unknown units (undecided), causes (undecidable), or ''."""
-        d = self.decision
-        if d.verdict == "undecided":
-            return (f"{d.n_unknown_units} unknown unit{'s' if d.n_unknown_units != 1 else ''} "
-                    "could still move it")
-        if d.verdict == "undecidable":
-            return "; ".join(c.text for c in self.causes) or d.summary
-        if d.verdict == "tied":
-            return "every query's difference is known to be 0"
-        return "whatever the missing labels are"
-
 
 class PairComparison(FrozenModel):
     """Run ``run_a`` against ``run_b`` (differences are ``A - B``) on each measure."""
@@ -135,20 +115,6 @@ class PairComparison(FrozenModel):
     #: What the verdicts assume besides the labels: the corpus size that bounds open
     #: populations, when the store holds the study's corpus (empty: none known).
     notes: list[str] = Field(default_factory=list)
-
-
-def interval_text(lower: float, upper: float, lower_open: bool = False,
-                  upper_open: bool = False) -> str:
-    """``"−0.040 to +0.120"`` (a true minus sign); an open end, which no completion of the
-    labels reaches, is followed by ``(exclusive)``: ``"+0.000 (exclusive) to +0.651"``."""
-    low = _signed(lower) + (" (exclusive)" if lower_open else "")
-    high = _signed(upper) + (" (exclusive)" if upper_open else "")
-    return f"{low} to {high}"
-
-
-def _signed(value: float) -> str:
-    text = f"{value:+.3f}"
-    return "\N{MINUS SIGN}" + text[1:] if text.startswith("-") else text
 
 
 def undecidable_causes(decision: Decision) -> list[UndecidableCause]:
