@@ -1,20 +1,11 @@
 """Two runs compared per measure, in the order a lead reads it (contract section 11).
 
-For each measure a :class:`MeasureVerdict` holds, in this order:
-
-1. the verdict of the evidence (:mod:`evalcore.analysis.decision`) with the
-   mean-difference interval, or, when undecidable, each cause in plain words
-   with what to do (:class:`UndecidableCause`);
-2. the head of the "to decide" queue (:mod:`evalcore.analysis.decision_queue`);
-3. the paired significance tests (:func:`evalcore.analysis.compare.compare_metric`),
-   with the queries left out and the selection caution.
-
-Beside them, apart, :class:`PairComparison.compat` holds the numbers with
-unjudged units counted as non-relevant (trec_eval compatibility,
-:mod:`evalcore.analysis.trec_eval_numbers`). Those numbers are never evidence and
-are never put beside the verdict's.
-
-The Compare page, the reports and ``evalcore compare`` all read this model.
+Each :class:`MeasureVerdict` holds the evidence's verdict (:mod:`evalcore.analysis.decision`)
+with its interval or, when undecidable, each cause in plain words with what to do; the
+head of the to-decide queue; the paired significance tests with the queries left out.
+Apart, :attr:`PairComparison.compat` holds the trec_eval-compatible numbers
+(:mod:`evalcore.analysis.trec_eval_numbers`), never evidence and never beside the
+verdict's. The Compare page, the reports and ``evalcore compare`` all read this model.
 """
 
 from __future__ import annotations

@@ -1,15 +1,11 @@
 """A study's packed evidence against one reference, read once per store state and shared.
 
-:func:`shared_evidence` gives the :class:`~evalcore.store.observations.StudyEvidence` of a
-study on its working reference or a frozen version (the reference read whole, the runs'
-rankings as unit codes read when first asked, the labels as codes over a query set): the one
-object the live dashboard's full build, the Compare page's pair, reports and the command line
-pack every stored run from. It is kept per store (its file or PostgreSQL database), study
-and reference under the store's marks it was read at (:class:`~evalcore.store.marks.StoreMarks`: label and completeness
-events, run ids, removed queries, corpus generation) and read again once they move, so every
-reader sees the store as it is now and no reader hands it to another. It is reached through
-a study handle only, so the actor's read was checked when the handle was opened; the kept
-evidence holds no connection and no actor. A store in memory is read every time.
+:func:`shared_evidence` is the one object the dashboard, the Compare page, reports and the
+command line pack every stored run from. It is kept per store, study and reference under
+the store's marks it was read at (:class:`~evalcore.store.marks.StoreMarks`) and read
+again once they move, so every reader sees the store as it is now. It is reached through
+a study handle only (the actor's read was checked when it was opened) and holds no
+connection and no actor; a store in memory is read every time.
 """
 
 from __future__ import annotations

@@ -1,16 +1,10 @@
 """The annotate page's "to decide A vs B" queue: its target, its state, its next item.
 
-A lead picks two runs and a measure (:class:`DecideTarget`, validated by
-:func:`decide_target` so a bad address names the parameter and lists the valid
-values). :func:`decide_state` then reads the store once: the verdict of every
-offered measure (:mod:`evalcore.analysis.decision`, so the page can offer the
-next undecided one) and the to-decide queue of the target measure
-(:mod:`evalcore.analysis.decision_queue`, in its order). The page shows the
-queue's items one after another with :func:`next_queue_item`; after each label
-it builds the state again, so the verdict, its interval and the labels still
-needed follow the evidence. Automatic judgments of the study, when there are any
-(:mod:`evalcore.store.automatic_labels`), break ties of the queue's order (never its
-items or the verdicts).
+:func:`decide_target` validates a lead's two runs and measure (a bad value names the
+parameter and lists the valid ones); :func:`decide_state` reads the store once for every
+offered measure's verdict and the target's queue, built again after each label so the
+verdict and the labels still needed follow the evidence. Automatic judgments only break
+ties of the queue's order (never its items or the verdicts).
 """
 
 from collections.abc import Collection, Sequence

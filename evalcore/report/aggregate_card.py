@@ -1,14 +1,9 @@
 """An aggregate as the words of a dashboard card: the mean, or why there is none.
 
-Only formats what :mod:`evalcore.compute.aggregate` decided; never computes a value.
-Beside the word unavailable a card puts its ``interval``, written by
-:mod:`evalcore.analysis.interval_text` (``0.41 to 0.58, 23 unlabeled``, or why
-there are no bounds: ``population incomplete on 9 queries``).
-An unavailable aggregate reads e.g. ``unavailable — 13 of 50 queries missing
-(9 unlabeled results in the top k, 4 a relevant set not declared complete)``: the
-reasons in plain words (:func:`evalcore.contract.reasons.reason_words`; the codes stay in
-JSON and CSV), counted per reason, so a query with two reasons counts in both. Bounds are shown only when
-the aggregate defines them (every missing query has bounds).
+Formats only what :mod:`evalcore.compute.aggregate` decided: an unavailable aggregate
+reads ``unavailable — 13 of 50 queries missing (9 unlabeled results in the top k, ...)``,
+reasons in plain words counted per reason, with its interval written by
+:mod:`evalcore.analysis.interval_text`; bounds only when the aggregate defines them.
 """
 
 
