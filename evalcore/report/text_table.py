@@ -1,15 +1,8 @@
-"""An :class:`~evalcore.contract.results.EvaluationReport` as a plain-text table.
-
-Layout: a header with the protocol (and the compatibility policy, spelled out,
-when it is on), one row per query, an aggregate block, then diagnostics.
-An unavailable value never shows a number in a value's place::
-
-    q7   3  unavailable: unlabeled_returned [X] (0.3333..0.6667)
-    P@10     unavailable (3 of 50 missing: unlabeled_returned)
-
-Bounds are printed as ``(lower..upper)`` and are marked as bounds, not values.
-Text comes from the data (query and unit IDs): control characters are
-escaped so a crafted ID cannot rewrite the terminal.
+"""An :class:`~evalcore.contract.results.EvaluationReport` as a plain-text table: the
+protocol (with every assumption that is on spelled out), one row per query, the aggregates,
+the diagnostics. An unavailable value never shows a number in a value's place; its bounds
+are printed as ``(lower..upper)``. Control characters in data-borne text are escaped so a
+crafted id cannot rewrite the terminal.
 """
 
 from __future__ import annotations

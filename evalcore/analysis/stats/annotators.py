@@ -1,18 +1,10 @@
-"""Agreement between the annotators of a study, from their labels.
+"""Agreement between the annotators of a study, from their current labels (one
+:class:`AnnotatorLabel` per annotator and unit; adjudications are not a judgement).
 
-Input: each annotator's current label per (query, unit) — one
-:class:`AnnotatorLabel` per annotator per unit (resolve undo/relabel events
-first; adjudications are not an annotator's judgement and should be left
-out). Output: an :class:`AgreementSummary` with
-
-* quadratic-weighted Cohen's kappa for every pair of annotators, over the
-  units both labeled, with the 5 x 5 confusion matrix;
-* Krippendorff's alpha (ordinal, missing values allowed) over every unit
-  labeled by two or more annotators, and per query;
-* the queries whose alpha is below ``low_agreement_threshold`` (default
-  0.667, Krippendorff's lowest level for tentative conclusions) or not
-  computable, flagged;
-* the conflicts: units whose annotators gave different gains.
+:func:`summarize_agreement` gives the quadratic-weighted kappa of every pair of annotators
+with its confusion matrix, ordinal Krippendorff's alpha overall and per query, the queries
+below ``low_agreement_threshold`` (default 0.667, Krippendorff's lowest level for
+tentative conclusions) or not computable, and the units whose annotators disagree.
 """
 
 from collections import defaultdict
