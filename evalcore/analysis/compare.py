@@ -352,19 +352,15 @@ def compare_runs(
         ]
         comparisons.extend(block)
         adjusted.extend(adjust_p_values([c.tests[test].p_value for c in block], correction))
-    table = _table(reports, metrics, comparisons, adjusted, mode, base, test, alpha, correction)
+    settings = ComparisonSettings(metrics=tuple(metrics), mode=mode, test=test, alpha=alpha,
+                                  correction=correction, permutations=permutations, seed=seed)
     return RunComparison(
         runs=names,
-        mode=mode,
         baseline=base,
-        test=test,
-        alpha=alpha,
-        correction=correction,
-        permutations=permutations,
-        seed=seed,
         comparisons=comparisons,
         adjusted_p_values=adjusted,
-        table=table,
+        table=_table(reports, comparisons, adjusted, settings, base),
+        **settings.model_dump(exclude={"metrics"}),
     )
 
 
@@ -379,15 +375,12 @@ def aggregate_text(value: AggregateValue) -> str:
 
 def _table(
     reports: Mapping[str, EvaluationReport],
-    metrics: Sequence[MetricName],
     comparisons: Sequence[MetricComparison],
     adjusted: Sequence[float | None],
-    mode: ComparisonMode,
+    settings: ComparisonSettings,
     baseline: str | None,
-    test: TestName,
-    alpha: float,
-    correction: Correction,
 ) -> ResultsTable:
+    metrics, alpha = settings.metrics, settings.alpha
     names = list(reports)
     letters = {name: _letter(i) for i, name in enumerate(names)}
     marks: dict[tuple[str, str], list[str]] = {}
@@ -411,14 +404,15 @@ def _table(
         rows.append(TableRow(run=name, letter=letters[name], cells=cells))
     scope = (
         f"each run against the baseline {baseline!r}"
-        if mode == "baseline"
+        if settings.mode == "baseline"
         else "every pair of runs"
     )
     legend = (
         f"Each cell is the run's aggregate over all its queries; 'unavailable' means some "
         f"queries lack the metric (no mean of the rest is shown). A superscript letter marks "
         f"a significant difference: the run is higher than the run with that letter "
-        f"({TEST_LABELS[test]}, two-sided, p < {alpha} after {CORRECTION_LABELS[correction]} "
+        f"({TEST_LABELS[settings.test]}, two-sided, p < {alpha} after "
+        f"{CORRECTION_LABELS[settings.correction]} "
         f"per metric over {scope}). Each test is computed only on the queries where both "
         f"runs have the metric available; the number of paired queries is stated with "
         f"each comparison."
