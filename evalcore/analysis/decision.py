@@ -154,7 +154,7 @@ class PairEvaluation:
         undefined = None
         if measure.family in REFERENCE_FAMILIES:
             u = self.units
-            in_a, in_b = cut_rows(u, measure)
+            in_a, in_b, _, _ = cut_and_cutoffs(u, measure)
             t = relevance_threshold(measure, self.protocol)
             # No completion defines the measure for this run alone, but one of the pair
             # does (a unit only the other run returns may be relevant): the value is in
@@ -231,12 +231,6 @@ def relevance_threshold(measure: Measure, protocol: EvalProtocol) -> int:
     return protocol.relevance_threshold if measure.rel is None else measure.rel
 
 
-def cut_rows(units: PairUnits, measure: Measure) -> tuple[np.ndarray, np.ndarray]:
-    """bool[U] per run: the unit is in the run's cut of ``measure``."""
-    in_a, in_b, _, _ = cut_and_cutoffs(units, measure)
-    return in_a, in_b
-
-
 def evaluate_pair(
     batch_a: ObservationBatch,
     batch_b: ObservationBatch,
@@ -275,7 +269,7 @@ def open_rows(pair: PairEvaluation, name: str, open_query: np.ndarray) -> np.nda
     """bool[U]: unknown units in a run's cut of ``name`` on the queries ``open_query``."""
     u = pair.units
     measure = pair.measures[name]
-    in_a, in_b = cut_rows(u, measure)
+    in_a, in_b, _, _ = cut_and_cutoffs(u, measure)
     unknown = u.unknown
     if measure.family not in ("nDCG", "Judged"):  # a relevance measure: straddling the threshold
         t = relevance_threshold(measure, pair.protocol)

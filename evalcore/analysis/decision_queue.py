@@ -38,7 +38,6 @@ import numpy as np
 from evalcore.analysis.decision import (
     ZERO,
     PairEvaluation,
-    cut_rows,
     open_rows,
     relevance_threshold,
     verdict_of,
@@ -47,6 +46,7 @@ from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.pair_bounds import (
     OPEN_MARGIN,
     PAIR_FAMILIES,
+    cut_and_cutoffs,
     net_weight,
     pair_interval,
     pair_interval_ends,
@@ -119,7 +119,7 @@ def _relevant_rows(pair: PairEvaluation, name: str) -> np.ndarray | None:
     if measure.family not in ("RR", "Success"):
         return None
     u = pair.units
-    in_a, in_b = cut_rows(u, measure)
+    in_a, in_b, _, _ = cut_and_cutoffs(u, measure)
     t = relevance_threshold(measure, pair.protocol)
     # A row ranked after a run's first certainly relevant unit is never that run's first
     # relevant one (a label only moves the first one up): only rows up to it are read.

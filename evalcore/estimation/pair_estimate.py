@@ -22,12 +22,11 @@ from evalcore.analysis.bottom_line import Estimate
 from evalcore.analysis.decision import (
     REFERENCE_FAMILIES,
     PairEvaluation,
-    cut_rows,
     relevance_threshold,
 )
 from evalcore.analysis.decision_queue import gain_distribution, smoothed_gain_counts
 from evalcore.analysis.frozen import FrozenModel
-from evalcore.analysis.pair_bounds import net_weight, pair_interval_ends
+from evalcore.analysis.pair_bounds import cut_and_cutoffs, net_weight, pair_interval_ends
 from evalcore.analysis.pair_units import PairUnits
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.estimation.design import METHOD, SampleDesign, draw_design, with_draws
@@ -58,7 +57,7 @@ def movers(pair: PairEvaluation, measures: Sequence[str]) -> np.ndarray:
     out = np.zeros(u.query.size, dtype=bool)
     for name in measures:
         measure = pair.measures[name]
-        in_a, in_b = cut_rows(u, measure)
+        in_a, in_b, _, _ = cut_and_cutoffs(u, measure)
         moves = in_a | in_b
         if measure.family in ADDITIVE_FAMILIES:
             moves &= np.abs(net_weight(u, measure, pair.protocol)) > 1e-15
@@ -164,7 +163,7 @@ def _nothing_relevant(units: PairUnits, pair: PairEvaluation, name: str) -> np.n
     reference label, no unit in a cut and no outside unit."""
     measure = pair.measures[name]
     t = relevance_threshold(measure, pair.protocol)
-    in_a, in_b = cut_rows(units, measure)
+    in_a, in_b, _, _ = cut_and_cutoffs(units, measure)
     maybe = np.bincount(units.query[(in_a | in_b) & (units.high >= t)], minlength=units.n)
     maybe += np.bincount(units.ref_query[units.ref_high >= t], minlength=units.n)
     return (maybe == 0) & (units.outside(in_a, in_b) == 0)
