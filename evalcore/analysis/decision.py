@@ -50,6 +50,7 @@ from evalcore.analysis.pair_bounds import (
     PAIR_FAMILIES,
     cut_and_cutoffs,
     pair_interval_ends,
+    relevance_threshold,
 )
 from evalcore.analysis.pair_units import PairUnits, align
 from evalcore.analysis.shared_evidence import shared_evidence
@@ -222,13 +223,6 @@ def _run_interval(result: BatchResult, name: str) -> tuple[np.ndarray, np.ndarra
     value = result.metrics[name].value
     lower, upper = result.bounds(name)
     return np.where(available, value, lower), np.where(available, value, upper)  # copies
-
-
-def relevance_threshold(measure: Measure, protocol: EvalProtocol) -> int:
-    """The gain from which a unit counts as relevant for ``measure`` (nDCG: any positive)."""
-    if measure.family == "nDCG":
-        return 1
-    return protocol.relevance_threshold if measure.rel is None else measure.rel
 
 
 def evaluate_pair(

@@ -39,7 +39,6 @@ from evalcore.analysis.decision import (
     ZERO,
     PairEvaluation,
     open_rows,
-    relevance_threshold,
     verdict_of,
 )
 from evalcore.analysis.frozen import FrozenModel
@@ -50,6 +49,7 @@ from evalcore.analysis.pair_bounds import (
     net_weight,
     pair_interval,
     pair_interval_ends,
+    relevance_threshold,
 )
 from evalcore.analysis.pair_units import PairUnits
 from evalcore.compute.measures.ranking import segment_reduce

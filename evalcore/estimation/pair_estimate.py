@@ -22,11 +22,15 @@ from evalcore.analysis.bottom_line import Estimate
 from evalcore.analysis.decision import (
     REFERENCE_FAMILIES,
     PairEvaluation,
-    relevance_threshold,
 )
 from evalcore.analysis.decision_queue import gain_distribution, smoothed_gain_counts
 from evalcore.analysis.frozen import FrozenModel
-from evalcore.analysis.pair_bounds import cut_and_cutoffs, net_weight, pair_interval_ends
+from evalcore.analysis.pair_bounds import (
+    cut_and_cutoffs,
+    net_weight,
+    pair_interval_ends,
+    relevance_threshold,
+)
 from evalcore.analysis.pair_units import PairUnits
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.estimation.design import METHOD, SampleDesign, draw_design, with_draws
