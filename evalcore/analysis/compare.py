@@ -1,26 +1,16 @@
 """Comparing runs: per-query deltas, paired significance, a results table.
 
-The comparison never replaces a run's score. Each run's score stays the
-contract's aggregate (a mean only when every query has the metric, else
-unavailable). A paired test needs both runs' values on the same queries, so
-it is computed **only on the queries where both runs have the metric
-available**; every :class:`MetricComparison` says in words on how many
-queries it was computed and why the others were excluded, e.g. "computed on
-37 of 50 queries where both runs have nDCG@10; 13 excluded: 9
-unlabeled_returned in run B, 4 population_incomplete in both runs". Its
-``mean_delta`` is the mean difference *on those paired queries*, labelled as
-such, and is not a run's score.
+A comparison never replaces a run's score: each run's score stays the contract's
+aggregate. A paired test needs both runs' values on the same queries, so it is computed
+**only on the queries where both runs have the metric available**, and every
+:class:`MetricComparison` says on how many and why the others were excluded; its
+``mean_delta`` is the mean difference on those paired queries, labelled as such.
 
-Deltas are ``run - reference run``: in ``mode="baseline"`` every run against
-the baseline (the first run unless named); in ``mode="pairwise"`` every pair
-``(later run, earlier run)`` in the order given. A positive delta means the
-first-named run of the pair scored higher.
-
-Significance marks in the :class:`ResultsTable` follow ranx: each run gets a
-letter (a, b, c, ...) and a cell carries the letters of the runs it is
-significantly *higher* than under the chosen test, after correcting the
-p-values per metric over the table's comparisons (Holm-Bonferroni by
-default) at threshold ``alpha``.
+Deltas are ``run - reference run``: every run against the baseline (``mode="baseline"``)
+or every pair ``(later run, earlier run)`` (``mode="pairwise"``). Significance marks in
+the :class:`ResultsTable` follow ranx: each run gets a letter and a cell carries the
+letters of the runs it is significantly *higher* than, after correcting the p-values per
+metric over the table's comparisons (Holm-Bonferroni by default) at threshold ``alpha``.
 """
 
 from collections import Counter

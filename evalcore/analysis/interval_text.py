@@ -1,19 +1,11 @@
 """The one way an unavailable measure is written: the interval the truth lies in, or why none.
 
-Every screen (dashboard cards and chart, Inspector) and every report card
-writes an unavailable value with these functions, so they read alike::
-
-    unavailable · 0.41 to 0.58, 23 unlabeled
-    unavailable · 0.41 to 0.58, 23 unlabeled, 2 in conflict
-    unavailable · population incomplete on 9 queries
-
-Bounds are printed rounded outwards (the lower one down, the upper one up),
-so the printed interval still holds the truth. The counts are the unknown
-units behind the missing values: unlabeled returned units, and units whose
-annotators disagree (in conflict), counted apart. Where a value has no bounds
-the text says why: the reasons other than unknown labels (those alone always
-give bounds), with how many queries carry each one for an aggregate.
-Formats only; never computes a measure.
+Every screen and report card writes an unavailable value with these functions, so they
+read alike (``unavailable · 0.41 to 0.58, 23 unlabeled, 2 in conflict``). Bounds are
+rounded outwards, so the printed interval still holds the truth; the counts are the
+unknown units behind the missing values (unlabeled and in conflict apart). Without bounds
+the text says why: the reasons other than unknown labels (those alone always give
+bounds). Formats only; never computes a measure.
 """
 
 from __future__ import annotations
