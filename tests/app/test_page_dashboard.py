@@ -1,7 +1,7 @@
 """The live dashboard page through AppTest: cards, parity with evaluate_run, live refresh."""
 
+from evalcore.analysis.interval_text import aggregate_card
 from evalcore.analysis.run_evaluation import evaluate_run
-from evalcore.report.aggregate_card import aggregate_card
 from evalcore.store.labels import record_label
 from evalcore.store.study_handle import open_study
 
