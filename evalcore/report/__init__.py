@@ -2,7 +2,7 @@
 
 * :func:`evalcore.report.build.build_report` — runs' evaluations -> :class:`~evalcore.report.model.Report`
 * :func:`evalcore.report.from_store.report_from_store` — the same, from the store
-* :func:`evalcore.report.html.render_html`, :func:`evalcore.report.json_export.render_json`,
+* :func:`evalcore.report.html.render_html`, :func:`evalcore.report.model.render_json`,
   :func:`evalcore.report.csv_export.render_csv` — exports
 * :mod:`evalcore.store.reports` — save / load in the ``reports`` table
 

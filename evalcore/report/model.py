@@ -148,3 +148,9 @@ class Report(FrozenModel):
         if include_internal or self.internal is None:
             return self
         return self.model_copy(update={"internal": None})
+
+
+def render_json(report: Report, *, include_internal: bool = False, indent: int | None = 2) -> str:
+    """The exported report as JSON text (UTF-8 characters kept as they are; internal data
+    only if asked for)."""
+    return report.for_export(include_internal).model_dump_json(indent=indent)

@@ -158,7 +158,7 @@ def test_incremental_refresh_equals_a_rebuild_as_the_corpus_size_moves(tmp_path:
 def test_reports_record_the_corpus_size_they_were_bounded_by(tmp_path: Path, new_store_target) -> None:
     from evalcore.report.from_store import report_from_store
     from evalcore.report.html import render_html
-    from evalcore.report.json_export import render_json
+    from evalcore.report.model import render_json
 
     db, _, _ = _store(new_store_target)
     report = report_from_store(
