@@ -272,7 +272,3 @@ def is_compressed(path: str | PathLike[str]) -> bool:
             return compression_of(handle.read(8)) is not None
     except OSError:
         return False
-
-
-__all__ = ["MAGIC", "Opened", "UnpackBudget", "compression_of", "is_compressed", "open_input",
-           "without_compression_suffix"]

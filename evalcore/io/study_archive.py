@@ -613,9 +613,3 @@ def _value_problem(column: Column, value: object) -> str | None:
     if column.maximum is not None and value > column.maximum:  # type: ignore[operator]
         return f"must be at most {column.maximum}, got {value!r}"
     return None
-
-
-__all__ = ["DOCUMENTS_POLICY", "FORMAT", "FORMAT_VERSION", "KEY_MIN_BYTES", "MEMBERS",
-           "READABLE_VERSIONS", "SIGNATURE", "ArchiveOrigin", "ArchiveSignature", "Manifest",
-           "MemberEntry", "MemberWriter", "OpenedArchive", "key_id", "load_signing_key",
-           "member_columns", "open_archive", "row_line", "sign_manifest", "write_zip"]
