@@ -82,6 +82,14 @@ class InputErrors(ValueError):
         """A single error."""
         return cls([InputError(file=file, line=line, field=field, message=message, hint=hint)])
 
+    @classmethod
+    def combined(cls, failures: Sequence[InputErrors]) -> InputErrors:
+        """The errors of several inputs read in turn, in that order: the first
+        :data:`MAX_REPORTED`, every input's total counted, "reading stopped" notices last."""
+        errors = [e for failure in failures for e in failure.errors]
+        listed = [e for e in errors if not e.stop][:MAX_REPORTED]
+        return cls(listed + [e for e in errors if e.stop], sum(f.total for f in failures))
+
     @property
     def shown(self) -> int:
         """How many errors (not notices) are listed."""

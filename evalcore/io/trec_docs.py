@@ -41,9 +41,9 @@ from evalcore.contract.limits import (
     size_text,
 )
 from evalcore.io.decompress import BLOCK, Opened, open_input
-from evalcore.io.errors import ErrorLog, InputError, InputErrors, show_value
+from evalcore.io.errors import STOP_AFTER, ErrorLog, InputErrors, show_value
 from evalcore.io.progress import reporter
-from evalcore.io.text_lines import SourceText, decode_line
+from evalcore.io.text_lines import SourceText, decode_lines
 
 _DOC_OPEN = re.compile(r"<DOC\s*>", re.IGNORECASE)
 _DOC_CLOSE = re.compile(r"</DOC\s*>", re.IGNORECASE)
@@ -74,8 +74,7 @@ def read_trec_documents(
     """Read a TREC document file or a folder of them; raise InputErrors with every error."""
     root = Path(path)
     out = DocumentSet(str(root))
-    errors: list[InputError] = []
-    total = 0
+    failures: list[InputErrors] = []
     files = _files(root) if root.is_dir() else [root]
     if root.is_dir() and not files:
         raise InputErrors.one(
@@ -89,16 +88,14 @@ def read_trec_documents(
                 found = read_trec_stream(opened, out, in_folder=root.is_dir(), limits=limits)
                 compressed += opened.compression is not None
         except InputErrors as exc:
-            errors.extend(exc.errors)
-            total += exc.total
-            if total >= 1_000:
+            failures.append(exc)
+            if sum(f.total for f in failures) >= STOP_AFTER:
                 break
             continue
         if found:
             out.files += 1
-    if errors:
-        raise InputErrors([e for e in errors if not e.stop][:200] + [e for e in errors if e.stop],
-                          total)
+    if failures:
+        raise InputErrors.combined(failures)
     if not out.documents:
         raise InputErrors.one(str(root), "no <DOC> found", _DOC_SHAPE)
     if compressed:
@@ -155,22 +152,10 @@ def read_trec_stream(
 
 
 def _decoded(block: bytes, first_line: int, name: str, log: ErrorLog) -> str:
-    """A block of whole lines as text with ``\\n`` line ends; a line that is not UTF-8 or holds
-    a NUL is logged (with its line number) and blanked."""
-    if b"\r" in block:
-        block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    if b"\x00" not in block:
-        try:
-            return block.decode("utf-8")
-        except UnicodeDecodeError:
-            pass
-    lines = []
-    for number, chunk in enumerate(block.split(b"\n"), start=first_line):
-        text, error = decode_line(chunk, number, name)
-        if error is not None:
-            log.append(error)
-        lines.append(text)
-    return "\n".join(lines)
+    """A block of whole lines as text; a bad line is logged and blanked (as any input's)."""
+    source = decode_lines(block, name, first_line=first_line)
+    log.extend(source.errors)
+    return source.text
 
 
 def parse_trec_documents(
