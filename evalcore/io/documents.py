@@ -64,16 +64,15 @@ def detect_format(name: str, *, folder: bool = False) -> str:
     return ""
 
 
-def resolve_format(fmt: str, name: str, *, folder: bool = False, kinds: str = "jsonl, tsv, "
-                   "csv or trec") -> str:
+def resolve_format(fmt: str, name: str, *, folder: bool = False) -> str:
     """``fmt`` itself, or the detected format; InputErrors when ``auto`` cannot tell."""
     if fmt != "auto":
         return fmt
     found = detect_format(name, folder=folder)
     if not found:
         raise InputErrors.one(
-            name, "cannot tell the format from the file name", f"choose it with --format ({kinds})"
-        )
+            name, "cannot tell the format from the file name",
+            "choose it with --format (jsonl, tsv, csv or trec)")
     return found
 
 

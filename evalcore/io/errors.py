@@ -219,28 +219,22 @@ _EXPECTED: dict[str, tuple[str, str | None]] = {
 _MAPPING_FIELDS = frozenset({"unit_of"})
 
 
-def format_loc(loc: Sequence[int | str]) -> str:
-    """``("labels", 2, "gain")`` -> ``labels[2].gain``; mapping keys as ``unit_of["A"]``."""
-    out = ""
-    previous: int | str | None = None
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif previous in _MAPPING_FIELDS:
-            out += f"[{json.dumps(part, ensure_ascii=False)}]"
-        else:
-            out += f".{part}" if out else part
-        previous = part
-    return out
-
-
-def _pattern(loc: Sequence[int | str]) -> str:
+def _paths(loc: Sequence[int | str]) -> tuple[str, str]:
+    """(``loc`` as shown: ``labels[2].gain``, ``unit_of["A"]``; its :data:`_EXPECTED` key:
+    list indices and mapping keys as ``*``)."""
+    shown = ""
     parts: list[str] = []
     previous: int | str | None = None
     for part in loc:
+        if isinstance(part, int):
+            shown += f"[{part}]"
+        elif previous in _MAPPING_FIELDS:
+            shown += f"[{json.dumps(part, ensure_ascii=False)}]"
+        else:
+            shown += f".{part}" if shown else part
         parts.append("*" if isinstance(part, int) or previous in _MAPPING_FIELDS else part)
         previous = part
-    return ".".join(parts)
+    return shown, ".".join(parts)
 
 
 def show_value(value: Any, limit: int = 60) -> str:
@@ -296,13 +290,14 @@ def validation_errors(
     out: list[InputError] = []
     for err in exc.errors(include_url=False):
         loc = tuple(err["loc"])
-        field = format_loc(loc) or None
+        shown, pattern = _paths(loc)
+        field = shown or None
         kind = err["type"]
         message: str
         hint: str | None = None
         if kind == "missing":
             message = f"missing required field '{loc[-1]}'"
-            hint = _EXPECTED.get(_pattern(loc), (None, None))[1]
+            hint = _EXPECTED.get(pattern, (None, None))[1]
         elif kind in ("string_too_long", "too_long") and "max_length" in err.get("ctx", {}):
             value = err.get("input")
             size = f"{len(value):,} " if isinstance(value, (str, list)) else ""
@@ -320,7 +315,7 @@ def validation_errors(
         elif kind == "value_error":
             message = str(err["msg"]).removeprefix("Value error, ")
         else:
-            expected = _EXPECTED.get(_pattern(loc))
+            expected = _EXPECTED.get(pattern)
             got = show_value(err.get("input"))
             if expected is not None:
                 message = f"must be {expected[0]}, got {got}"

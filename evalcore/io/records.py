@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Literal
 
 from evalcore.contract.limits import MAX_ID_CHARS, too_long
@@ -112,7 +113,7 @@ def records(
     if chosen is _HEADER_READ:
         header = [c.strip() for c in cells]
     else:
-        rows = _chain(first, rows)
+        rows = chain([first], rows)
         header = list(chosen)
     hint = "quote cells that hold commas" if fmt == "csv" else "cells cannot hold tabs"
     for number, cells in rows:
@@ -164,12 +165,6 @@ def _note(notes: list[str] | None, name: str, fmt: TableFormat, columns: tuple[s
     if notes is not None:
         notes.append(f"{name}: read as {_join(fmt, columns)} without a header ({why}; give "
                      "--columns, or add a header line, to read it otherwise)")
-
-
-def _chain(first: tuple[int, list[str]],
-           rest: Iterator[tuple[int, list[str]]]) -> Iterator[tuple[int, list[str]]]:
-    yield first
-    yield from rest
 
 
 def _rows(text: str, fmt: TableFormat, log: ErrorLog) -> Iterator[tuple[int, list[str]]]:

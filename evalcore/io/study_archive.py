@@ -38,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import shutil
 import stat
 import zipfile
 from collections.abc import Iterator
@@ -354,31 +355,30 @@ def write_zip(folder: Path, manifest: Manifest, out: Path, *,
     ``signature.json`` when a ``signing_key`` is given."""
     manifest_bytes = (manifest.model_dump_json(indent=2) + "\n").encode("utf-8")
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
-        info = zipfile.ZipInfo(MANIFEST, _ZIP_TIME)
-        info.compress_type = zipfile.ZIP_DEFLATED
-        archive.writestr(info, manifest_bytes)
+        archive.writestr(_zip_entry(MANIFEST), manifest_bytes)
         if signing_key is not None:
-            info = zipfile.ZipInfo(SIGNATURE, _ZIP_TIME)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, sign_manifest(manifest_bytes, signing_key
-                                                 ).model_dump_json(indent=2) + "\n")
+            signature = sign_manifest(manifest_bytes, signing_key)
+            archive.writestr(_zip_entry(SIGNATURE), signature.model_dump_json(indent=2) + "\n")
         for name in MEMBERS:
-            info = zipfile.ZipInfo(name, _ZIP_TIME)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            with (folder / name).open("rb") as src, archive.open(info, "w") as dst:
-                while chunk := src.read(1024 * 1024):
-                    dst.write(chunk)
+            with (folder / name).open("rb") as src, archive.open(_zip_entry(name), "w") as dst:
+                shutil.copyfileobj(src, dst, 1024 * 1024)
 
 
+def _zip_entry(name: str) -> zipfile.ZipInfo:
+    """A deflated zip entry with the fixed time."""
+    info = zipfile.ZipInfo(name, _ZIP_TIME)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    return info
+
+
+@dataclass
 class OpenedArchive:
     """An unpacked, checked archive: its manifest and its members' rows."""
 
-    def __init__(self, name: str, folder: Path, manifest: Manifest,
-                 origin: ArchiveOrigin) -> None:
-        self.name = name
-        self.folder = folder
-        self.manifest = manifest
-        self.origin = origin
+    name: str
+    folder: Path
+    manifest: Manifest
+    origin: ArchiveOrigin
 
     def rows(self, member: str) -> Iterator[dict[str, Any]]:
         """The member's rows as dicts (already checked by :func:`open_archive`), in the

@@ -30,6 +30,7 @@ import codecs
 import html
 import re
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 
@@ -56,16 +57,16 @@ _TAG_TAIL = 32
 _DOC_SHAPE = "TREC documents look like <DOC><DOCNO>id</DOCNO> text</DOC>"
 
 
+@dataclass
 class DocumentSet:
     """Documents read from files: id -> (title, text) in file order, and where each was read."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.documents: dict[str, tuple[str, str]] = {}
-        self.where: dict[str, str] = {}
-        self.warnings: list[str] = []
-        self.notes: list[str] = []
-        self.files = 0
+    name: str
+    documents: dict[str, tuple[str, str]] = field(default_factory=dict)
+    where: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    files: int = 0
 
 
 def read_trec_documents(
