@@ -44,7 +44,7 @@ import math
 import re
 from collections import Counter
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal
 
@@ -148,107 +148,67 @@ def normalise_time(value: str) -> str | None:
         return None
 
 
-def build_row(
-    record: Mapping[str, object],
-    *,
-    line: int,
-    log: ErrorLog,
-    default_annotator: str,
-    gain_map: Mapping[float, int] | None,
-    text: bool = True,
-    notes: GainNotes | None = None,
-) -> LabelRow | None:
-    """Validate one record (CSV cells, ``text=True``, or a JSON object); log errors, return None."""
-    ok = True
-    values: dict[str, str] = {}
+def _row(record: Mapping[str, object], line: int, log: ErrorLog, default_annotator: str,
+         gain_map: Mapping[float, int] | None, text: bool, notes: GainNotes) -> LabelRow | None:
+    """Validate one record (CSV cells, ``text=True``, or a JSON object); None when it has an
+    error (each logged)."""
+    errors_before = log.total
+    ids: dict[str, str] = {}
     for name in ("query_id", "unit_id"):
         value = record.get(name)
         if not isinstance(value, str) or not value.strip():
             log.add(line, name, f"must be a non-empty string, got {show_value(value)}")
-            ok = False
         elif problem := too_long(value.strip(), MAX_ID_CHARS, "an id"):
             log.add(line, name, problem)
-            ok = False
         else:
-            values[name] = value.strip()
+            ids[name] = value.strip()
     annotator = record.get("annotator")
     if annotator is None or annotator == "":
         annotator = default_annotator
     if not isinstance(annotator, str) or not annotator.strip():
         log.add(line, "annotator", f"must be a non-empty string, got {show_value(annotator)}")
-        ok = False
     elif problem := too_long(annotator.strip(), MAX_KEY_CHARS, "an annotator"):
         log.add(line, "annotator", problem)
-        ok = False
     kind = record.get("kind") or "label"
     if kind not in KINDS:
         log.add(line, "kind", f"must be one of {', '.join(KINDS)}, got {show_value(kind)}")
-        ok = False
-    gain_value = record.get("gain")
     gain: int | None = None
     if kind == "undo":
-        if gain_value not in (None, ""):
+        if record.get("gain") not in (None, ""):
             log.add(line, "gain", "must be empty for an undo event", "an undo cancels a label")
-            ok = False
     else:
-        gain, problem, hint = parse_gain(gain_value, gain_map, text=text, notes=notes)
+        gain, problem, hint = parse_gain(record.get("gain"), gain_map, text=text, notes=notes)
         if problem is not None:
             log.add(line, "gain", problem, hint)
-            ok = False
     created_at: str | None = None
     raw_time = record.get("created_at")
     if raw_time not in (None, ""):
         created_at = normalise_time(raw_time) if isinstance(raw_time, str) else None
         if created_at is None:
-            log.add(
-                line,
-                "created_at",
-                f"must be an ISO-8601 time such as 2026-06-30T12:00:00Z, got {show_value(raw_time)}",
-            )
-            ok = False
+            log.add(line, "created_at", "must be an ISO-8601 time such as 2026-06-30T12:00:00Z, "
+                    f"got {show_value(raw_time)}")
     note = record.get("note") or ""
     source = record.get("source") or None
     for name, value in (("note", note), ("source", source)):
         if value is not None and not isinstance(value, str):
             log.add(line, name, f"must be a string, got {show_value(value)}")
-            ok = False
         elif value is not None and (problem := too_long(value, MAX_NOTE_CHARS, f"a {name}")):
             log.add(line, name, problem)
-            ok = False
-    if not ok:
+    if log.total > errors_before:
         return None
-    return LabelRow(
-        line=line,
-        query_id=values["query_id"],
-        unit_id=values["unit_id"],
-        gain=gain,
-        annotator=str(annotator).strip(),
-        kind=str(kind),
-        created_at=created_at,
-        note=str(note),
-        source=source,  # type: ignore[arg-type]
-    )
+    return LabelRow(line, ids["query_id"], ids["unit_id"], gain, str(annotator).strip(),
+                    str(kind), created_at, str(note), source)  # type: ignore[arg-type]
 
 
-def deduplicate(
+def _deduplicate(
     rows: list[LabelRow], *, is_log: bool, log: ErrorLog, warnings: list[str]
 ) -> list[LabelRow]:
     """Apply the duplicate rules of the module docstring; return the rows to record."""
     kept: list[LabelRow] = []
     if is_log:
-        seen: dict[tuple, int] = {}
+        seen: dict[LabelRow, int] = {}
         for row in rows:
-            key = (
-                row.query_id,
-                row.unit_id,
-                row.gain,
-                row.annotator,
-                row.kind,
-                row.created_at,
-                row.note,
-                row.source,
-            )
-            first = seen.setdefault(key, row.line)
+            first = seen.setdefault(replace(row, line=0), row.line)  # the event, wherever it is
             if first != row.line:
                 warnings.append(
                     f"{log.file}:{row.line}: repeats the event on line {first}; recorded once"
@@ -294,8 +254,7 @@ def parse_labels(
     notes = GainNotes(source.name)
     for number, record in records:
         is_log = is_log or "created_at" in record or "kind" in record
-        row = build_row(record, line=number, log=log, default_annotator=default_annotator,
-                        gain_map=gain_map, text=fmt == "csv", notes=notes)
+        row = _row(record, number, log, default_annotator, gain_map, fmt == "csv", notes)
         if row is not None:
             rows.append(row)
     if not rows and not log:
@@ -306,7 +265,7 @@ def parse_labels(
             log.add(None, None, "no labels: the file is empty or holds only blank lines")
     log.raise_if_any()
     warnings: list[str] = []
-    kept = deduplicate(rows, is_log=is_log, log=log, warnings=warnings)
+    kept = _deduplicate(rows, is_log=is_log, log=log, warnings=warnings)
     log.raise_if_any()
     return LabelRows(source.name, kept, warnings, is_log, [*source.notes(), *notes.lines()])
 
