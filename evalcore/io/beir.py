@@ -198,7 +198,7 @@ def _checked_objects(
     ``_id`` was first kept on: another line is a duplicate, logged); return how many were kept."""
     kept = 0
     for number, obj in objects:
-        ok = True
+        errors_before = log.total
         for name in string_fields:
             value = obj.get(name)
             if value is None and name not in required:
@@ -209,15 +209,12 @@ def _checked_objects(
                     log.add(number, name, f"missing required field '{name}'")
                 else:
                     log.add(number, name, f"must be {what}, got {show_value(value)}")
-                ok = False
             elif "\x00" in value:
                 log.add(number, name, "holds a NUL character (\\u0000)",
                         "remove it: no text holds one")
-                ok = False
             elif name == "_id" and (problem := too_long(value, MAX_ID_CHARS, "an id")):
                 log.add(number, name, problem)
-                ok = False
-        if not ok:
+        if log.total > errors_before:  # the object has an error
             continue
         key = obj["_id"]
         first = keep(number, key, {n: obj[n] for n in string_fields if isinstance(obj.get(n), str)})
@@ -275,19 +272,16 @@ def parse_qrels_tsv(
             )
             continue
         qid, did, score = cells
-        bad = False
+        errors_before = log.total
         for name, value in (("query-id", qid), ("corpus-id", did)):
             if not value:
                 log.add(number, name, "must not be empty")
-                bad = True
             elif problem := too_long(value, MAX_ID_CHARS, "an id"):
                 log.add(number, name, problem)
-                bad = True
         gain, problem, hint = parse_gain(score, gain_map, notes=gains)
         if problem is not None:
             log.add(number, "score", problem, hint)
-            bad = True
-        if bad or gain is None:
+        if log.total > errors_before or gain is None:
             continue
         judgment = BeirJudgment(number, qid, did, gain)
         earlier = seen.setdefault((qid, did), judgment)

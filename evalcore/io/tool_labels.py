@@ -129,15 +129,13 @@ def _quepid(source: SourceText, log: ErrorLog, out: ToolRatings,
     for number, record in records(source, "csv", log, needed=needed):
         query = restore(record[chosen["query"]]).strip()
         doc = restore(record[chosen["docid"]]).strip()
-        bad = False
         for name, value in (("query", query), ("docid", doc)):
             if not value:
                 log.add(number, name, "must not be empty")
-                bad = True
         gain, problem, hint = parse_gain(record[chosen["rating"]], gain_map, notes=gains)
         if problem is not None:
             log.add(number, "rating", problem, hint)
-        if bad or gain is None:
+        if not query or not doc or gain is None:
             continue
         out.ratings.append(ToolRating("", number, query, doc, gain, query))
 
@@ -296,22 +294,22 @@ def write_tool_labels(
                 writer.writerow([query_texts.get(q) or q, d, ratings[q][d]])
         return count
     if fmt == "rre":
-        body: dict[str, Any] = {"index": index, "id_field": "id", "topics": [{
-            "description": title,
-            "query_groups": [{
-                "name": q,
-                **({"queries": [{"template": "query.json",
-                                 "placeholders": {"$query": query_texts[q]}}]}
-                   if query_texts.get(q) else {}),
-                "relevant_documents": {d: {"gain": ratings[q][d]} for d in sorted(ratings[q])},
-            } for q in queries],
-        }]}
+        groups: list[dict[str, Any]] = []
+        for q in queries:
+            group: dict[str, Any] = {"name": q}
+            if query_texts.get(q):
+                placeholders = {"$query": query_texts[q]}
+                group["queries"] = [{"template": "query.json", "placeholders": placeholders}]
+            group["relevant_documents"] = {d: {"gain": g} for d, g in sorted(ratings[q].items())}
+            groups.append(group)
+        topics = [{"description": title, "query_groups": groups}]
+        body: dict[str, Any] = {"index": index, "id_field": "id", "topics": topics}
     else:
-        body = {"requests": [{
-            "id": q,
-            "request": {"query": {"query_string": {"query": query_texts.get(q) or q}}},
-            "ratings": [{"_index": index, "_id": d, "rating": ratings[q][d]}
-                        for d in sorted(ratings[q])],
-        } for q in queries], "metric": {"dcg": {"k": 10, "normalize": True}}}
+        requests = []
+        for q in queries:
+            query = {"query_string": {"query": query_texts.get(q) or q}}
+            docs = [{"_index": index, "_id": d, "rating": g} for d, g in sorted(ratings[q].items())]
+            requests.append({"id": q, "request": {"query": query}, "ratings": docs})
+        body = {"requests": requests, "metric": {"dcg": {"k": 10, "normalize": True}}}
     stream.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")
     return count
