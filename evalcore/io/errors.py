@@ -1,13 +1,11 @@
 """Input errors: what is wrong, where (file, line, field), and what to do.
 
 Readers collect *every* error of an input in an :class:`ErrorLog` and raise
-one :class:`InputErrors` at the end, so a user fixes a file in one pass instead
-of one error per run — up to :data:`STOP_AFTER` errors: then the log raises
-:class:`ReadingStopped` (an :class:`InputErrors`) from ``add``/``append``, the
-readers' loops let it propagate, and the user learns at which line reading
-stopped and that the count is a lower bound. A huge file that is wrong on every
-line is refused in about the time it takes to decode it, not after minutes of
-collecting millions of messages. Each error renders as one line::
+one :class:`InputErrors` at the end, so a user fixes a file in one pass — up to
+:data:`STOP_AFTER` errors: then the log raises :class:`ReadingStopped`, the readers'
+loops let it propagate, and the user learns at which line reading stopped and that
+the count is a lower bound (a file wrong on every line is refused at once). Each
+error renders as one line::
 
     observations.jsonl:7: labels[2].gain: must be an integer 0..4, got 2.5 (true, 2.5, "3", 5, -1 are rejected)
 
