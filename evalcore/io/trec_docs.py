@@ -29,7 +29,6 @@ from __future__ import annotations
 import codecs
 import html
 import re
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -320,23 +319,6 @@ def _tail(buf: str, pos: int) -> int:
     """Where the possible start of a tag cut by the block's end begins (``len(buf)`` if none)."""
     cut = buf.rfind("<", max(pos, len(buf) - _TAG_TAIL))
     return cut if cut >= 0 else len(buf)
-
-
-def between_elements(text: str, start: int, end: int, opener: re.Pattern[str], tag: str,
-                     line_of: Callable[[int], int], log: ErrorLog) -> None:
-    """Only whitespace may stand between ``<tag>`` elements; an unclosed one is named too."""
-    gap = text[start:end]
-    if not gap.strip():
-        return
-    opened = opener.search(gap)
-    before = gap[: opened.start()] if opened else gap
-    if before.strip():
-        log.add(line_of(start + len(before) - len(before.lstrip())), None,
-                f"text outside any <{tag}>: {show_value(before.strip()[:40])}",
-                f"the file holds only <{tag}>...</{tag}> elements")
-    if opened:
-        log.add(line_of(start + opened.start()), tag, f"a <{tag}> without its </{tag}>",
-                f"close every <{tag}> with </{tag}>")
 
 
 def plain_text(markup: str) -> str:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from evalcore.io.errors import ErrorLog, show_value
 from evalcore.io.text_lines import SourceText
-from evalcore.io.trec_docs import between_elements, plain_text
+from evalcore.io.trec_docs import plain_text
 
 _TOP = re.compile(r"<top\s*>(.*?)</top\s*>", re.IGNORECASE | re.DOTALL)
 _TOP_OPEN = re.compile(r"<top\s*>", re.IGNORECASE)
@@ -57,7 +57,7 @@ def parse_trec_topics(source: SourceText, log: ErrorLog) -> list[Topic]:
     for match in _TOP.finditer(text):
         _outside(text, end, match.start(), log)
         end = match.end()
-        line = text.count("\n", 0, match.start()) + 1
+        line = _line(text, match.start())
         fields = _fields(match.group(1))
         if _TOP_OPEN.search(match.group(1)):
             log.add(line, "top", "a <top> inside this <top>",
@@ -107,5 +107,20 @@ def _fields(body: str) -> dict[str, str]:
 
 
 def _outside(text: str, start: int, end: int, log: ErrorLog) -> None:
-    between_elements(text, start, end, _TOP_OPEN, "top",
-                     lambda offset: text.count("\n", 0, offset) + 1, log)
+    """Only whitespace may stand between topics; an unclosed ``<top>`` is named too."""
+    gap = text[start:end]
+    if not gap.strip():
+        return
+    opened = _TOP_OPEN.search(gap)
+    before = gap[: opened.start()] if opened else gap
+    if before.strip():
+        log.add(_line(text, start + len(before) - len(before.lstrip())), None,
+                f"text outside any <top>: {show_value(before.strip()[:40])}",
+                "the file holds only <top>...</top> elements")
+    if opened:
+        log.add(_line(text, start + opened.start()), "top", "a <top> without its </top>",
+                "close every <top> with </top>")
+
+
+def _line(text: str, offset: int) -> int:
+    return text.count("\n", 0, offset) + 1
