@@ -118,14 +118,10 @@ def parse_documents(
 ) -> DocumentSet:
     """Documents from decoded text (an upload or a file); raise InputErrors on any error."""
     if fmt == "trec":
-        out = DocumentSet(source.name)
-        parse_trec_documents(source, out, limits=limits)
-        out.notes.extend(source.notes())
-        return out
+        return parse_trec_documents(source, limits=limits)
     names = fields or DocumentFields()
     log = ErrorLog(source.name)
-    out = DocumentSet(source.name)
-    out.notes.extend(source.notes())
+    out = DocumentSet(source.name, notes=source.notes())
     first: dict[str, int] = {}
     table: TableFormat = fmt  # type: ignore[assignment]
     limit = limits.max_document_bytes

@@ -144,31 +144,25 @@ def read_trec_stream(
         if first and block.startswith(codecs.BOM_UTF8):
             block = block[len(codecs.BOM_UTF8):]
         first = False
-        if block:
-            scanner.feed(_decoded(block, scanner.line, opened.name, log), final=not data)
+        if block:  # a bad line is logged and blanked, as in any input
+            decoded = decode_lines(block, opened.name, first_line=scanner.line)
+            log.extend(decoded.errors)
+            scanner.feed(decoded.text, final=not data)
         if not data:
             break
     return scanner.finish()
 
 
-def _decoded(block: bytes, first_line: int, name: str, log: ErrorLog) -> str:
-    """A block of whole lines as text; a bad line is logged and blanked (as any input's)."""
-    source = decode_lines(block, name, first_line=first_line)
-    log.extend(source.errors)
-    return source.text
-
-
-def parse_trec_documents(
-    source: SourceText, into: DocumentSet | None = None, *, in_folder: bool = False,
-    limits: ReadLimits = DEFAULT_LIMITS,
-) -> int:
-    """Add the documents of one decoded text to ``into``; return how many it held."""
-    out = into if into is not None else DocumentSet(source.name)
+def parse_trec_documents(source: SourceText, *, limits: ReadLimits = DEFAULT_LIMITS
+                         ) -> DocumentSet:
+    """The documents of one decoded text; raise InputErrors with every error."""
+    out = DocumentSet(source.name, notes=source.notes())
     log = ErrorLog(source.name)
     log.extend(source.errors)
-    scanner = _Scanner(source.name, out, log, limits.max_document_bytes, in_folder)
+    scanner = _Scanner(source.name, out, log, limits.max_document_bytes, in_folder=False)
     scanner.feed(source.text, final=True)
-    return scanner.finish()
+    scanner.finish()
+    return out
 
 
 class _Scanner:
