@@ -79,19 +79,13 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_reje
                             parse_int=_parse_int, parse_float=_parse_float)
 
 
+_KINDS = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
+          type(None): "null"}
+
+
 def json_kind(value: object) -> str:
-    """How a JSON value is named in messages ("an array", "a string", ...)."""
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    return "a number"
+    """How a decoded JSON value is named in messages ("an array", "a string", ...)."""
+    return _KINDS.get(type(value), "a number")
 
 
 _FAILED = object()
