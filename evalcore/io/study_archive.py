@@ -305,11 +305,6 @@ def sign_manifest(manifest: bytes, key: bytes) -> ArchiveSignature:
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
-def row_line(columns: tuple[Column, ...], row: tuple) -> str:
-    """One row as its archive line (compact JSON, keys in column order, newline)."""
-    return _ENCODER.encode({c.name: value for c, value in zip(columns, row, strict=True)}) + "\n"
-
-
 class MemberWriter:
     """Writes one member file, counting rows and hashing its bytes (in blocks of rows)."""
 
@@ -317,7 +312,7 @@ class MemberWriter:
 
     def __init__(self, folder: Path, name: str) -> None:
         self.name = name
-        self.columns = MEMBERS[name]
+        self.names = [c.name for c in MEMBERS[name]]
         self.path = folder / name
         self._stream = self.path.open("wb")
         self._digest = hashlib.sha256()
@@ -326,7 +321,8 @@ class MemberWriter:
         self.bytes = 0
 
     def write(self, row: tuple) -> None:
-        self._pending.append(row_line(self.columns, row))
+        line = _ENCODER.encode(dict(zip(self.names, row, strict=True)))  # keys in column order
+        self._pending.append(line + "\n")
         self.rows += 1
         if len(self._pending) >= self.BLOCK:
             self._flush()

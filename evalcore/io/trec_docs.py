@@ -137,7 +137,7 @@ def read_trec_stream(
         if data and cut == 0:  # no line end in this block: the line goes on
             rest += data
             if len(rest) > limits.max_document_bytes:
-                raise scanner.too_large(scanner.line_of_end())
+                raise scanner.too_large()
             continue
         block = rest + data[:cut] if rest else data[:cut]
         rest = data[cut:]
@@ -207,7 +207,7 @@ class _Scanner:
             closed = _DOC_CLOSE.search(buf, self.search_from)
             if closed is None:
                 if len(buf) - self.body_from > self.limit:
-                    raise self.too_large(self.doc_line)
+                    raise self.too_large()
                 self.search_from = max(self.body_from, len(buf) - _TAG_TAIL)
                 break
             self._document(buf, self.body_from, closed.start(), counter)
@@ -236,17 +236,15 @@ class _Scanner:
         self.log.raise_if_any()
         return self.found
 
-    def line_of_end(self) -> int:
-        return self.doc_line if self.in_doc else self.line
-
-    def too_large(self, line: int) -> InputErrors:
+    def too_large(self) -> InputErrors:
+        """Reading stops: the open document (or, between documents, a line) is too large."""
         what = "a <DOC> larger than" if self.in_doc else "a line longer than"
         return InputErrors.one(
             self.name,
             f"{what} {size_text(self.limit)} with no </DOC>: "
             "one document may not be larger; reading stopped here",
             f"is this the right file? raise the bound with {DOCUMENT_OPTION} if it is",
-            line=line,
+            line=self.doc_line if self.in_doc else self.line,
             field="DOC" if self.in_doc else None,
         )
 

@@ -33,7 +33,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Mapping
-from itertools import accumulate, chain
+from itertools import accumulate, chain, repeat
 from numbers import Integral, Real
 from operator import methodcaller
 from typing import TYPE_CHECKING, Any
@@ -188,7 +188,7 @@ class _Rows:
         """The query ID of every row, as a list (for the file rules on repeated rows)."""
         if self.query_ids is not None:
             return self.query_ids
-        return list(chain.from_iterable(map(_repeat_key, self.keys, self.lengths or ())))
+        return list(chain.from_iterable(map(repeat, self.keys, self.lengths or ())))
 
     def where(self, i: int, column: int) -> tuple[int | None, str]:
         """(line, field) of row ``i``'s column 0 (query), 1 (doc) or 2 (value).
@@ -233,10 +233,6 @@ class _Rows:
             q: dict(zip(docs[a:b], values[a:b], strict=True))
             for q, a, b in zip(keys, edges, edges[1:], strict=False)
         }
-
-
-def _repeat_key(key: Any, n: int) -> list:
-    return [key] * n
 
 
 def _factorize(values: list, with_pandas: bool) -> tuple[np.ndarray, list]:
