@@ -79,13 +79,12 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_reje
                             parse_int=_parse_int, parse_float=_parse_float)
 
 
-_KINDS = {dict: "an object", list: "an array", str: "a string", bool: "a boolean",
-          type(None): "null"}
+_KINDS = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}
 
 
 def json_kind(value: object) -> str:
     """How a decoded JSON value is named in messages ("an array", "a string", ...)."""
-    return _KINDS.get(type(value), "a number")
+    return "null" if value is None else _KINDS.get(type(value), "a number")
 
 
 _FAILED = object()
