@@ -92,12 +92,12 @@ class LabelRows:
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass
 class GainNotes:
     """Counts the gains of one file written as exact decimals (``1.0``), for its note."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.decimals: Counter[str] = Counter()
+    name: str
+    decimals: Counter[str] = field(default_factory=Counter)
 
     def lines(self) -> list[str]:
         note = decimal_gain_note(self.name, self.decimals)
