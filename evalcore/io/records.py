@@ -68,8 +68,8 @@ class Layout:
         if columns is None:
             return cls(header=False if no_header else None)
         names = tuple(c.strip() for c in columns.split(","))
-        if not all(names) or len(set(n for n in names if n != SKIP)) != len(
-                [n for n in names if n != SKIP]):
+        named = [n for n in names if n != SKIP]
+        if not all(names) or len(set(named)) != len(named):
             raise ValueError(f"--columns {show_value(columns)}: give distinct column names "
                              "separated by commas, e.g. id,text (- skips a column)")
         return cls(header=False, columns=names)
