@@ -56,7 +56,7 @@ from evalcore.analysis.stats.significance import TEST_LABELS
 from evalcore.contract.measures import FAMILIES, Measure
 from evalcore.contract.results import METRIC_LABELS, METRICS, EvaluationReport
 from evalcore.estimation.pair_estimate import NotEstimable
-from evalcore.estimation.stored import draw_stored_sample, estimate_stored, line_estimate
+from evalcore.estimation.stored import draw_stored_sample, estimate_stored
 from evalcore.report.charts import delta_figure
 from evalcore.report.decision_text import SELECTION_CAUTION
 from evalcore.store.automatic_labels import automatic_sources
@@ -474,7 +474,7 @@ def _estimate_section(handle: Study, baseline: str, candidates: list[str],
                          "confidence interval": e.reason, "sampled of unknown units": "",
                          "labeled · non-response": ""})
             continue
-        rows.append({"measure": e.measure, "estimate": line_estimate(e).text().split(" (")[0],
+        rows.append({"measure": e.measure, "estimate": e.text().split(" (")[0],
                      "confidence interval": f"{e.level:.0%}: {signed_text(e.lower, 3)} to "
                                             f"{signed_text(e.upper, 3)}",
                      "sampled of unknown units": f"{e.n_sampled:,} of {e.n_unknown:,}",
@@ -482,7 +482,7 @@ def _estimate_section(handle: Study, baseline: str, candidates: list[str],
     say("markdown", f"{candidate} vs {baseline} (baseline), sample {name}")
     st.table(pd.DataFrame(rows).set_index("measure"))
     methods = sorted({e.method for e in found.estimates if not isinstance(e, NotEstimable)})
-    lines = [line_estimate(e).text() for e in found.estimates if not isinstance(e, NotEstimable)]
+    lines = [e.text() for e in found.estimates if not isinstance(e, NotEstimable)]
     st.caption(markdown_lines(*map(escape_markdown, [*(f"Method: {m}." for m in methods),
                                                      *lines])))
 

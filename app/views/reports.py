@@ -17,9 +17,8 @@ from evalcore.contract.results import METRIC_LABELS
 from evalcore.report.csv_export import render_csv, render_verdicts_csv
 from evalcore.report.from_store import report_from_store
 from evalcore.report.html import render_html
-from evalcore.report.json_export import render_json
 from evalcore.report.measure_table import measures_line, run_cells
-from evalcore.report.model import Report
+from evalcore.report.model import Report, render_json
 from evalcore.report.stored import load_report, save_report
 from evalcore.store.references import freeze_reference, list_references
 from evalcore.store.reports import list_reports

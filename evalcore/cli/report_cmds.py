@@ -120,8 +120,8 @@ def report_command(
     from evalcore.report.csv_export import render_csv, render_verdicts_csv
     from evalcore.report.from_store import report_from_store
     from evalcore.report.html import render_html
-    from evalcore.report.json_export import render_json
     from evalcore.report.measure_table import render_measures_text
+    from evalcore.report.model import render_json
     from evalcore.report.stored import load_report, save_report
     from evalcore.report.text_table import clean
     from evalcore.store.connection import open_store

@@ -22,7 +22,7 @@ from evalcore.access.decisions import PermissionDenied
 from evalcore.access.roles import Permission
 from evalcore.analysis.adjudication import conflict_contexts
 from evalcore.analysis.agreement import agreement_and_conflicts, open_conflicts, study_agreement
-from evalcore.analysis.decision import decide, evaluate_stored_pair
+from evalcore.analysis.decision import decide, stored_pair
 from evalcore.analysis.inspector import inspect_query
 from evalcore.analysis.pair_comparison import compare_pair
 from evalcore.analysis.run_evaluation import evaluate_run, evaluate_run_measures
@@ -149,7 +149,7 @@ def _reads(tmp: Path) -> dict[str, Callable]:
             open_study(db, s, v), "RUNSECRET", "RUNSECRET", ["P@1"]
         ),
         "decide": lambda db, s, v: decide(open_study(db, s, v), "RUNSECRET", "RUNSECRET", ["P@1"]),
-        "evaluate_stored_pair": lambda db, s, v: evaluate_stored_pair(
+        "stored_pair": lambda db, s, v: stored_pair(
             open_study(db, s, v), "RUNSECRET", "RUNSECRET", ["P@1"]
         ),
         "study_run_names": lambda db, s, v: study_run_names(open_study(db, s, v)),
@@ -300,7 +300,7 @@ _LEAD_LOOKUP_ERRORS = {
     "get_pinned_protocol",
     "compare_pair",
     "decide",
-    "evaluate_stored_pair",
+    "stored_pair",
     "decide_target",
     "decide_state",
     "pinned_document_ids",
