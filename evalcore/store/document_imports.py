@@ -28,7 +28,7 @@ import uuid
 import sqlite_utils
 
 from evalcore.io.clock import utc_now_iso
-from evalcore.store.staging import DISCARD_CHUNK, delete_in_chunks, staging_owner
+from evalcore.store.staging import DISCARD_CHUNK, delete_in_chunks, repeat_in_chunks, staging_owner
 from evalcore.store.transaction import write_transaction
 
 
@@ -89,14 +89,9 @@ def discard_import(db: sqlite_utils.Database, import_id: str) -> None:
     """Delete a pending import's documents, make the rows it superseded current again, a
     chunk per short transaction, then drop its pending rows."""
     delete_in_chunks(db, "documents", "rowid", "import_id", import_id)
-    while True:  # its new rows are gone: the old ones take their key back
-        with write_transaction(db):
-            restored = db.execute(
-                "UPDATE documents SET superseded_by = '' WHERE rowid IN (SELECT rowid FROM "
-                f"documents WHERE superseded_by = ? LIMIT {DISCARD_CHUNK})", [import_id],
-            ).rowcount
-        if restored < DISCARD_CHUNK:
-            break
+    # its new rows are gone: the old ones take their key back
+    repeat_in_chunks(db, "UPDATE documents SET superseded_by = '' WHERE rowid IN (SELECT rowid "
+                         f"FROM documents WHERE superseded_by = ? LIMIT {DISCARD_CHUNK})", [import_id])
     with write_transaction(db):
         db.conn.executemany("DELETE FROM pending_imports WHERE import_id = ?",
                             [(import_id,), (replacements_id(import_id),)])

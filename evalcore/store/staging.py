@@ -35,9 +35,9 @@ polls again within that pause instead of finding the next chunk's lock.
 import os
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sized
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import sqlite_utils
 
@@ -46,7 +46,6 @@ from evalcore.store.transaction import write_transaction
 
 #: Rows deleted per transaction when a staged run is discarded.
 DISCARD_CHUNK = 20_000
-
 
 #: The write-lock hold a chunk aims at (the target for any hold is 250 ms).
 TARGET_HOLD_S = 0.04
@@ -75,6 +74,41 @@ class Pacer:
             checkpoint(db)
             self._since_checkpoint = 0
         time.sleep(min(held_s, MAX_PAUSE_S))
+
+
+C = TypeVar("C", bound=Sized)
+
+
+def paced_writes(db: sqlite_utils.Database, pacer: Pacer, chunks: Iterable[C],
+                 write: Callable[[C], object],
+                 on_chunk: Callable[[int, float], None] | None = None) -> int:
+    """``write`` each of ``chunks`` (read lazily, before the write lock is taken, so they may
+    size themselves by ``pacer.rows``) in its own short write transaction, paced by
+    ``pacer``; ``on_chunk(rows, held_s)`` is told of each chunk written. Return the rows."""
+    total = 0
+    for chunk in chunks:
+        with write_transaction(db):
+            started = time.perf_counter()  # BEGIN IMMEDIATE returned: the lock is held
+            write(chunk)
+        held = time.perf_counter() - started
+        if on_chunk is not None:
+            on_chunk(len(chunk), held)
+        pacer.after_chunk(db, len(chunk), held)
+        total += len(chunk)
+    return total
+
+
+def whole_query_chunks(rows: Iterator[tuple], pacer: Pacer) -> Iterator[list[tuple]]:
+    """A run's results (query id first) in chunks of about ``pacer.rows``, never splitting a
+    query (its ranking is packed whole)."""
+    chunk: list[tuple] = []
+    for row in rows:
+        if len(chunk) >= pacer.rows and row[0] != chunk[-1][0]:
+            yield chunk
+            chunk = []
+        chunk.append(row)
+    if chunk:
+        yield chunk
 
 
 #: The page cache of an importing connection (KiB; SQLite's default is 2,000).
@@ -133,15 +167,17 @@ def delete_in_chunks(db: sqlite_utils.Database, table: str, key: str, column: st
                      value: object) -> None:
     """Delete the rows of ``table`` whose ``column`` is ``value``, :data:`DISCARD_CHUNK` per
     short write transaction (``key``: ``rowid`` or the primary key's columns)."""
+    repeat_in_chunks(db, f"DELETE FROM {table} WHERE ({key}) IN (SELECT {key} FROM {table} "
+                         f"WHERE {column} = ? LIMIT {DISCARD_CHUNK})", [value])
+
+
+def repeat_in_chunks(db: sqlite_utils.Database, sql: str, parameters: list[object]) -> None:
+    """Run ``sql`` (a write of at most :data:`DISCARD_CHUNK` rows) in short write
+    transactions until it writes fewer."""
     while True:
         with write_transaction(db):
-            deleted = db.execute(
-                f"DELETE FROM {table} WHERE ({key}) IN (SELECT {key} FROM {table} "
-                f"WHERE {column} = ? LIMIT {DISCARD_CHUNK})",
-                [value],
-            ).rowcount
-        if deleted < DISCARD_CHUNK:
-            return
+            if db.execute(sql, parameters).rowcount < DISCARD_CHUNK:
+                return
 
 
 def discard_staged_run(db: sqlite_utils.Database, run_id: int) -> None:

@@ -22,7 +22,8 @@ import json
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
-from itertools import islice
+from functools import partial
+from itertools import groupby, islice
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +79,13 @@ from evalcore.store.runs import write_run_results
 from evalcore.store.schema import SCHEMA_VERSION
 from evalcore.store.scoping import require_known_study
 from evalcore.store.staged_studies import discard_staged_study, forget_created, record_created
-from evalcore.store.staging import Pacer, discard_staged_run, staging_owner
+from evalcore.store.staging import (
+    Pacer,
+    discard_staged_run,
+    paced_writes,
+    staging_owner,
+    whole_query_chunks,
+)
 from evalcore.store.studies import StudyIn, study_exists
 from evalcore.store.study_measures import parse_measure_list
 from evalcore.store.study_setup import create_study
@@ -545,40 +552,23 @@ def _stage_runs(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyI
                 "scan_complete, created_at, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 [study.study_id, *run.values(), staging_owner()]).lastrowid)
         undo.runs.append(run_ids[run["name"]])
-    batch: list[tuple[str, int, str, float | None]] = []
-    current: tuple[str, str] | None = None
-    run_name = ""
-    for row in archive.rows("results.jsonl"):
-        key = (row["run"], row["query_id"])
-        if key != current and (len(batch) >= CHUNK_ROWS or (current and key[0] != current[0])):
-            _write_results(db, run_ids[run_name], batch)
-            batch = []
-        current, run_name = key, row["run"]
-        batch.append((row["query_id"], row["rank"], row["unit_id"], row["score"]))
-    if batch:
-        _write_results(db, run_ids[run_name], batch)
-
-
-def _write_results(db: sqlite_utils.Database, run_id: int,
-                   batch: list[tuple[str, int, str, float | None]]) -> None:
-    with write_transaction(db):
-        write_run_results(db, run_id, batch)
-    reporter().advance(len(batch))
+    pacer = Pacer(CHUNK_ROWS)
+    for name, rows in groupby(archive.rows("results.jsonl"), key=lambda r: r["run"]):
+        ranked = ((r["query_id"], r["rank"], r["unit_id"], r["score"]) for r in rows)
+        paced_writes(db, pacer, whole_query_chunks(ranked, pacer),
+                     partial(write_run_results, db, run_ids[name]),
+                     lambda n, _: reporter().advance(n))
 
 
 def _insert(db: sqlite_utils.Database, table: str, columns: str, rows: Iterator[tuple]) -> None:
     """Insert ``rows`` (values of ``columns``) into ``table`` of the staged study in paced
     short transactions (``staging.Pacer``)."""
-    sql = (f"INSERT INTO {table} ({columns}) "
-           f"VALUES ({', '.join('?' * (columns.count(',') + 1))})")
+    sql = f"INSERT INTO {table} ({columns}) VALUES ({', '.join('?' * (columns.count(',') + 1))})"
     pacer = Pacer(CHUNK_ROWS)
     rows = iter(rows)
-    while chunk := list(islice(rows, pacer.rows)):
-        started = time.perf_counter()
-        with write_transaction(db):
-            db.conn.executemany(sql, chunk)
-        pacer.after_chunk(db, len(chunk), time.perf_counter() - started)
-        reporter().advance(len(chunk))
+    chunks = iter(lambda: list(islice(rows, pacer.rows)), [])
+    paced_writes(db, pacer, chunks, partial(db.conn.executemany, sql),
+                 lambda n, _: reporter().advance(n))
 
 
 def _append_history(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,

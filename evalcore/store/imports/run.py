@@ -19,8 +19,8 @@ process's are discarded by the next ``open_store``.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import sqlite_utils
@@ -40,7 +40,13 @@ from evalcore.store.imports.common import (
     source_stem,
 )
 from evalcore.store.runs import publish_run, stage_run, write_run_results
-from evalcore.store.staging import Pacer, bulk_writes, discard_staged_run
+from evalcore.store.staging import (
+    Pacer,
+    bulk_writes,
+    discard_staged_run,
+    paced_writes,
+    whole_query_chunks,
+)
 from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
 
@@ -102,13 +108,9 @@ def import_run(
         pacer = Pacer()
         progress = reporter()
         progress.stage(f"writing run {run_name}", run.n_rows, "rows")
-        with bulk_writes(db):
-            for chunk in _whole_query_chunks(_rows(run), pacer):
-                with write_transaction(db):  # one short transaction per chunk: others queue briefly
-                    started = time.perf_counter()  # BEGIN IMMEDIATE returned: the lock is held
-                    write_run_results(db, run_id, chunk)
-                pacer.after_chunk(db, len(chunk), time.perf_counter() - started)
-                progress.advance(len(chunk))
+        with bulk_writes(db):  # one short transaction per chunk: others queue briefly
+            paced_writes(db, pacer, whole_query_chunks(_rows(run), pacer),
+                         partial(write_run_results, db, run_id), lambda n, _: progress.advance(n))
         summary.results = run.n_rows
         summary.queries = len(run.doc_ids)
         with write_transaction(db):  # the one small commit that makes the whole run visible
@@ -121,17 +123,3 @@ def import_run(
         raise
     return summary
 
-
-def _whole_query_chunks(
-    rows: Iterator[tuple[str, int, str, float]], pacer: Pacer
-) -> Iterator[list[tuple[str, int, str, float]]]:
-    """Rows in chunks of about ``pacer.rows``, never splitting a query (its ranking is packed
-    whole)."""
-    chunk: list[tuple[str, int, str, float]] = []
-    for row in rows:
-        if len(chunk) >= pacer.rows and row[0] != chunk[-1][0]:
-            yield chunk
-            chunk = []
-        chunk.append(row)
-    if chunk:
-        yield chunk
