@@ -14,7 +14,6 @@ import json
 import shutil
 import tempfile
 from collections.abc import Callable, Iterable, Iterator
-from functools import partial
 from pathlib import Path
 from types import TracebackType
 
@@ -124,51 +123,48 @@ class StagedDocuments:
         publishing transaction checks the importer may write them). ``on_chunk(rows,
         held_s)`` is told of each chunk (tests, benchmarks).
         """
-        pacer = Pacer(FIRST_CHUNK)
-        counts = {"new": 0, "replacing": 0}
-        write = partial(self._write_chunk, import_id, corpus_id, owner_org, created_at, counts)
-        with bulk_writes(self._db):
-            paced_writes(self._db, pacer, self._chunks(pacer), write, on_chunk)
-        return counts["new"], counts["replacing"]
-
-    def _chunks(self, pacer: Pacer) -> Iterator[list[tuple]]:
-        """The staged documents (rowid, doc_id, title, text, content_hash), ``pacer.rows`` at
-        a time."""
-        after = 0
-        while chunk := self._db.conn.execute(
-                f"SELECT rowid, doc_id, title, text, content_hash FROM {_SCHEMA}.documents "
-                "WHERE rowid > ? ORDER BY rowid LIMIT ?", [after, pacer.rows]).fetchall():
-            yield chunk
-            after = chunk[-1][0]
-
-    def _write_chunk(self, import_id: str, corpus_id: str, owner_org: str | None,
-                     created_at: str, counts: dict[str, int], chunk: list[tuple]) -> None:
-        """One chunk of :meth:`write_staged`, inside its write transaction."""
         conn = self._db.conn
-        stored = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
-            "SELECT doc_id, content_hash, owner_org, import_id IS NOT NULL AND "
-            "import_id IN (SELECT import_id FROM main.pending_imports) "
-            f"FROM main.documents WHERE corpus_id = ? AND {current()} "
-            "AND doc_id IN (SELECT value FROM json_each(?))",
-            [corpus_id, json.dumps([r[1] for r in chunk])])}
-        fresh = [(corpus_id, d, title, text, owner_org, created_at, digest, import_id)
-                 for _, d, title, text, digest in chunk if d not in stored]
-        changed = [(corpus_id, d, title, text, stored[d][1], created_at, digest, import_id)
-                   for _, d, title, text, digest in chunk
-                   if d in stored and stored[d][0] != digest]
-        _refuse_pending_elsewhere(corpus_id, [r[1] for r in changed if stored[r[1]][2]])
-        if changed and not counts["replacing"]:
-            begin_replacements(self._db, import_id, corpus_id)
-        conn.executemany("UPDATE main.documents SET superseded_by = ? WHERE corpus_id = ? "
-                         f"AND doc_id = ? AND {current()}",
-                         [(import_id, corpus_id, r[1]) for r in changed])
-        conn.executemany(
-            "INSERT INTO main.documents (corpus_id, doc_id, title, text, owner_org, "
-            "created_at, content_hash, import_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            fresh + changed)
-        counts["new"] += len(fresh)
-        counts["replacing"] += len(changed)
-        self.replaced_owners.update(r[4] for r in changed)
+        pacer = Pacer(FIRST_CHUNK)
+        written = replaced = 0
+
+        def chunks() -> Iterator[list[tuple]]:  # read before the write lock is taken
+            after = 0
+            while chunk := conn.execute(
+                    f"SELECT rowid, doc_id, title, text, content_hash FROM {_SCHEMA}.documents "
+                    "WHERE rowid > ? ORDER BY rowid LIMIT ?", [after, pacer.rows]).fetchall():
+                yield chunk
+                after = chunk[-1][0]
+
+        def write(chunk: list[tuple]) -> None:
+            nonlocal written, replaced
+            stored = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
+                "SELECT doc_id, content_hash, owner_org, import_id IS NOT NULL AND "
+                "import_id IN (SELECT import_id FROM main.pending_imports) "
+                f"FROM main.documents WHERE corpus_id = ? AND {current()} "
+                "AND doc_id IN (SELECT value FROM json_each(?))",
+                [corpus_id, json.dumps([r[1] for r in chunk])])}
+            fresh = [(corpus_id, d, title, text, owner_org, created_at, digest, import_id)
+                     for _, d, title, text, digest in chunk if d not in stored]
+            changed = [(corpus_id, d, title, text, stored[d][1], created_at, digest, import_id)
+                       for _, d, title, text, digest in chunk
+                       if d in stored and stored[d][0] != digest]
+            _refuse_pending_elsewhere(corpus_id, [r[1] for r in changed if stored[r[1]][2]])
+            if changed and not replaced:
+                begin_replacements(self._db, import_id, corpus_id)
+            conn.executemany("UPDATE main.documents SET superseded_by = ? WHERE corpus_id = ? "
+                             f"AND doc_id = ? AND {current()}",
+                             [(import_id, corpus_id, r[1]) for r in changed])
+            conn.executemany(
+                "INSERT INTO main.documents (corpus_id, doc_id, title, text, owner_org, "
+                "created_at, content_hash, import_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                fresh + changed)
+            written += len(fresh)
+            replaced += len(changed)
+            self.replaced_owners.update(r[4] for r in changed)
+
+        with bulk_writes(self._db):
+            paced_writes(self._db, pacer, chunks(), write, on_chunk)
+        return written, replaced
 
 def _refuse_pending_elsewhere(corpus_id: str, doc_ids: list[str]) -> None:
     """Two imports may not replace the same document at once (each would hide the other's)."""

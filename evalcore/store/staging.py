@@ -35,9 +35,9 @@ polls again within that pause instead of finding the next chunk's lock.
 import os
 import socket
 import time
-from collections.abc import Callable, Iterable, Iterator, Sized
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 import sqlite_utils
 
@@ -76,11 +76,8 @@ class Pacer:
         time.sleep(min(held_s, MAX_PAUSE_S))
 
 
-C = TypeVar("C", bound=Sized)
-
-
-def paced_writes(db: sqlite_utils.Database, pacer: Pacer, chunks: Iterable[C],
-                 write: Callable[[C], object],
+def paced_writes(db: sqlite_utils.Database, pacer: Pacer, chunks: Iterable[Any],
+                 write: Callable[[Any], object],
                  on_chunk: Callable[[int, float], None] | None = None) -> int:
     """``write`` each of ``chunks`` (read lazily, before the write lock is taken, so they may
     size themselves by ``pacer.rows``) in its own short write transaction, paced by

@@ -32,10 +32,8 @@ from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.progress import reporter
 from evalcore.store.authorize import authorize, authorize_corpus_write
 from evalcore.store.corpora import corpus_owner
-from evalcore.store.corpus import upsert_document_rows
-from evalcore.store.document_imports import begin_import, current, discard_import, publish_import
+from evalcore.store.document_imports import begin_import, discard_import, publish_import
 from evalcore.store.document_replacements import remove_superseded
-from evalcore.store.hashing import content_hash
 from evalcore.store.imports.common import (
     SHOWN_UNKNOWN,
     ImportSummary,
@@ -44,6 +42,7 @@ from evalcore.store.imports.common import (
     mark_queries_complete,
     write_label_events,
 )
+from evalcore.store.imports.documents import write_documents
 from evalcore.store.staged_documents import StagedDocuments
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import open_study
@@ -103,12 +102,7 @@ def import_beir(
 
         def append(documents: int, changed: int) -> None:
             """Everything but the documents, inside the final write transaction."""
-            summary.documents = documents
-            if changed:
-                summary.warnings.append(
-                    f"{changed} document(s) already in corpus {study.corpus_id!r} had other content "
-                    "and were updated (their content hash changed)"
-                )
+            summary.count_documents(study.corpus_id, documents, changed)
             db.conn.executemany(
                 "INSERT INTO queries (study_id, query_id, text) VALUES (?, ?, ?) "
                 "ON CONFLICT (study_id, query_id) DO UPDATE SET text = excluded.text",
@@ -127,7 +121,7 @@ def import_beir(
         if staged is None:  # inside the caller's transaction: one transaction, as it always was
             with write_transaction(db):
                 check(None)
-                append(*_write_documents(db, study.corpus_id, beir.documents, owner))
+                append(*write_documents(db, study.corpus_id, beir.documents, owner))
             return summary
         check(staged.stored_owner_orgs(study.corpus_id))  # refuse before writing anything
         import_id = begin_import(db, study.corpus_id)
@@ -172,20 +166,3 @@ def _check_queries(
     if errors:
         raise InputErrors(errors)
 
-
-def _write_documents(
-    db: sqlite_utils.Database, corpus_id: str, documents: dict[str, tuple[str, str]],
-    owner_org: str | None,
-) -> tuple[int, int]:
-    """Upsert the documents; return (written, existing ones whose content changed)."""
-    now = utc_now_iso()
-    rows = [(corpus_id, d, t, x, owner_org, now, content_hash(t, x))
-            for d, (t, x) in documents.items()]
-    existing = dict(db.execute(
-        f"SELECT doc_id, content_hash FROM documents WHERE corpus_id = ? AND {current()}",
-        [corpus_id]
-    ).fetchall()) if rows else {}
-    changed = sum(1 for r in rows if r[1] in existing and existing[r[1]] != r[6])
-    unchanged = {r[1] for r in rows if existing.get(r[1]) == r[6]}
-    upsert_document_rows(db, (r for r in rows if r[1] not in unchanged), keep_owner=True)
-    return len(rows) - len(unchanged), changed

@@ -70,6 +70,13 @@ class ImportSummary(BaseModel):
         out.extend(f"  warning: {w}" for w in self.warnings)
         return out
 
+    def count_documents(self, corpus_id: str, written: int, changed: int) -> None:
+        """``written`` documents, ``changed`` of them stored before with other content."""
+        self.documents = written
+        if changed:
+            self.warnings.append(f"{changed} document(s) already in corpus {corpus_id!r} had "
+                                 "other content and were updated (their content hash changed)")
+
     def audit(self, db: sqlite_utils.Database, actor: str, **extra: object) -> None:
         """The import's ``import.<kind>`` audit row: this summary (not its warnings) and
         ``extra``, inside the import's transaction."""
