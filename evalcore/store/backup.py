@@ -1,32 +1,20 @@
 """Backing up and checking a store: consistent copies while annotators label.
 
-Every backup is a SQLite store file, whatever the engine of the store it copies: one
-format, checked by :func:`verify_store`, kept with the same rules.
+Every backup is a SQLite store file, whatever the engine it copies, checked by
+:func:`verify_store` and kept with the same rules:
 
-* :func:`backup_store` of a store file copies it with SQLite's online backup API
-  (``sqlite3.Connection.backup``) in one step, i.e. inside one read transaction:
-  the copy is the store as of one instant, including what is still in the
-  write-ahead log (a plain ``cp`` of a live store can miss it), byte for byte at
-  its own schema version, and writers are not blocked (WAL).
-* :func:`backup_store` of a PostgreSQL store (a ``postgresql://`` URL) copies every
-  table into a new SQLite store file with :func:`evalcore.store.store_copy.copy_store`:
-  one ``REPEATABLE READ`` snapshot of the database (writers are not blocked), every
-  table checked by row count and checksum. The database must be at this evalcore's
-  schema version (nothing is migrated by a backup); restoring is
-  ``evalcore migrate-store --from BACKUP --to URL`` into an empty database.
-* Either way the copy is written to a temporary file beside ``out``, checked by
-  :func:`verify_store` and renamed into place; an existing ``out`` is never
-  overwritten. The copy gets the store file's permission bits or 0600, whichever is
-  stricter (0600 for a database: a backup is never readable by more people than the
-  store), and a backup killed before its rename leaves a hidden temporary file that
-  the next one removes (:mod:`evalcore.io.atomic`).
-* :func:`verify_store` opens a store read-only (nothing is migrated or written;
-  :func:`evalcore.store.engine_connect.open_read_only`) and, in one snapshot, reports the
-  engine's integrity check (:func:`evalcore.store.dialect.integrity_check`), the rows
-  that reference a missing row, the schema version and whether this evalcore can open
-  it, the triggers guarding the append-only history that are missing (or disabled),
-  the rows per table, and whether every frozen reference version still matches its
-  content hash.
+* a store file is copied with SQLite's online backup API in one step (one read
+  transaction: the store as of one instant, WAL included, writers not blocked);
+* a PostgreSQL store (a ``postgresql://`` URL) at this evalcore's schema version is copied
+  table by table into a new store file (:func:`evalcore.store.store_copy.copy_store`: one
+  snapshot, each table checked); restoring it is ``evalcore migrate-store``;
+* the copy is written beside ``out``, checked and renamed into place (never over an
+  existing file), with the store file's permission bits or 0600, whichever is stricter.
+
+:func:`verify_store` opens a store read-only and reports, in one snapshot, the engine's
+integrity check, rows referencing a missing row, the schema version, missing or disabled
+triggers guarding the append-only history, the rows per table and whether every frozen
+reference version still matches its content hash.
 
 Restoring a backup of a store file is copying it over the store's path while nothing
 has it open (see the README).

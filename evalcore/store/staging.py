@@ -1,35 +1,20 @@
 """Staged runs: a large import written in short transactions, visible all at once.
 
-A run import inserts its ``runs`` row with ``staged_by`` = ``"host:pid"`` of the
-importing process, writes its results in chunks (each its own short write
-transaction, so annotators' writes queue for at most one chunk), and becomes
-visible with one small final commit that clears ``staged_by``. Every read of
-runs ignores staged rows. A failed import discards its staged rows; a process
-that died mid-import leaves them behind, and the next :func:`open_store`
-(:func:`discard_abandoned`) removes those of dead processes on this host.
+A run import inserts its ``runs`` row with ``staged_by`` = ``"host:pid"``, writes its
+results in chunks (each its own short write transaction, so annotators' writes queue for
+at most one chunk) and becomes visible with one small commit clearing ``staged_by``; every
+read of runs ignores staged rows. A failed import discards its rows; those of a process
+that died are discarded by the next :func:`open_store` (:func:`discard_abandoned`).
 
-While the chunks are written the import's connection is in :func:`bulk_writes`:
+:func:`bulk_writes` sets the connection for the chunks: ``synchronous = NORMAL`` (safe: an
+OS crash may lose the last chunks of a run nobody can see, and the dead importer's run is
+then discarded whole; the publishing commit is FULL and its fsync covers every WAL frame
+before it), no automatic WAL checkpoint inside a chunk's commit (:func:`checkpoint` runs a
+PASSIVE one between chunks, holding no lock) and a larger page cache.
 
-* ``synchronous = NORMAL`` for the chunks (every other write, and the publishing
-  commit, stay ``FULL``). This is safe: the chunks belong to a run nobody can
-  see. An OS crash may lose the last chunks' commits, never half a transaction
-  (WAL), and the process that wrote them is then gone, so the next
-  ``open_store`` discards the whole staged run: the import is re-done, never
-  half-visible. Once the publishing commit returns it is durable, and so is
-  every chunk: the WAL is one file written in order, and that commit's fsync
-  (FULL) covers every frame before it. What it saves: an fsync inside each
-  chunk's write lock (tens to hundreds of ms on a busy disk).
-* no automatic WAL checkpoint (``wal_autocheckpoint = 0``) inside a chunk's
-  commit; :func:`checkpoint` runs a PASSIVE one between chunks instead, with no
-  write lock held, so the WAL stays small and annotators' commits do not find a
-  large WAL to copy back themselves.
-* a larger page cache, so a chunk's B-tree pages are found in memory.
-
-:class:`Pacer` sizes the chunks so each holds the write lock about
-:data:`TARGET_HOLD_S` (on a loaded machine the same rows take ten times longer),
-and pauses after each as long as it held the lock: SQLite's busy handler polls
-at growing intervals (up to 100 ms), and a writer that waited through a chunk
-polls again within that pause instead of finding the next chunk's lock.
+:class:`Pacer` sizes the chunks so each holds the write lock about :data:`TARGET_HOLD_S`,
+and pauses after each as long as it held the lock, so a writer polling SQLite's busy
+handler finds the lock free before the next chunk takes it.
 """
 
 import os

@@ -9,12 +9,9 @@ tag, else to the file name without extension; a name already used in the study
 is refused. Doc ids unknown to a non-empty corpus are refused unless
 ``allow_unknown_ids``.
 
-All or nothing, without blocking annotators: the run is staged (invisible),
-written in chunks in key order (sized by :class:`evalcore.store.staging.Pacer` to hold the
-write lock about 40 ms), each in its own short write transaction (``synchronous = NORMAL`` and a WAL checkpoint between chunks:
-:func:`evalcore.store.staging.bulk_writes`), and made visible by one small final
-commit (``synchronous = FULL``; :mod:`evalcore.store.staging`). A failure discards the staged rows; a killed
-process's are discarded by the next ``open_store``.
+All or nothing, without blocking annotators: the run is staged (invisible), written in
+paced chunks in key order and made visible by one small final commit
+(:mod:`evalcore.store.staging`).
 """
 
 from __future__ import annotations
