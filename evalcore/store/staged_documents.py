@@ -19,7 +19,7 @@ from types import TracebackType
 
 import sqlite_utils
 
-from evalcore.io.errors import InputError, InputErrors
+from evalcore.io.errors import InputErrors
 from evalcore.store import dialect
 from evalcore.store.document_imports import begin_replacements, current, published
 from evalcore.store.hashing import content_hash
@@ -169,8 +169,7 @@ class StagedDocuments:
 def _refuse_pending_elsewhere(corpus_id: str, doc_ids: list[str]) -> None:
     """Two imports may not replace the same document at once (each would hide the other's)."""
     if doc_ids:
-        raise InputErrors([InputError(
-            file="corpus.jsonl", field="_id",
-            message=f"{len(doc_ids)} document(s) of corpus {corpus_id!r} are being written by "
-                    f"another import still in progress (first: {doc_ids[:5]})",
-            hint="import again once the other import has finished")])
+        raise InputErrors.one("corpus.jsonl", f"{len(doc_ids)} document(s) of corpus "
+                              f"{corpus_id!r} are being written by another import still in "
+                              f"progress (first: {doc_ids[:5]})",
+                              "import again once the other import has finished", field="_id")

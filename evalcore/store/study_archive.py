@@ -281,7 +281,7 @@ def read_archive(path: str | Path, workdir: Path, *, signing_key: bytes | None =
 def _refuse(archive: OpenedArchive, message: str, hint: str | None = None,
             member: str | None = None) -> InputErrors:
     where = archive.name if member is None else f"{archive.name}:{member}"
-    return InputErrors([InputError(file=where, message=message, hint=hint)])
+    return InputErrors.one(where, message, hint)
 
 
 def _check_consistency(archive: OpenedArchive) -> None:

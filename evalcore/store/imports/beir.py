@@ -26,7 +26,7 @@ import sqlite_utils
 
 from evalcore.access.roles import Permission
 from evalcore.contract.limits import DEFAULT_LIMITS, ReadLimits
-from evalcore.io.beir import read_beir_folder
+from evalcore.io.beir import BeirFolder, read_beir_folder
 from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.progress import reporter
@@ -86,7 +86,7 @@ def import_beir(
         def check(existing_owners: set[str | None] | None) -> None:
             authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
             if not allow_unknown_ids:
-                _check_queries(db, study_id, beir.queries, beir.qrels, beir.qrels_files)
+                _check_queries(db, study_id, beir)
             judged = {e.unit_id for e in events}
             check_known_ids(db, study.corpus_id, judged,
                             file=str(Path(folder) / "qrels"), what="corpus-id",
@@ -142,25 +142,18 @@ def import_beir(
         return summary
 
 
-def _check_queries(
-    db: sqlite_utils.Database,
-    study_id: str,
-    queries: dict[str, str],
-    qrels: dict,
-    files: dict[str, str],
-) -> None:
-    stored = {r[0] for r in db.execute("SELECT query_id FROM queries WHERE study_id = ?",
-                                       [study_id])}
+def _check_queries(db: sqlite_utils.Database, study_id: str, beir: BeirFolder) -> None:
+    """Every judged query is in ``queries.jsonl`` or the study (an InputError per split)."""
+    known = set(beir.queries) | {r[0] for r in db.execute(
+        "SELECT query_id FROM queries WHERE study_id = ?", [study_id])}
     errors: list[InputError] = []
-    for split, judgments in qrels.items():
-        unknown = list(dict.fromkeys(
-            j.query_id for j in judgments if j.query_id not in queries and j.query_id not in stored
-        ))
+    for split, judgments in beir.qrels.items():
+        unknown = list(dict.fromkeys(j.query_id for j in judgments if j.query_id not in known))
         if unknown:
             shown = ", ".join(unknown[:SHOWN_UNKNOWN])
             more = f" and {len(unknown) - SHOWN_UNKNOWN} more" if len(unknown) > SHOWN_UNKNOWN else ""
             errors.append(InputError(
-                file=files[split], field="query-id",
+                file=beir.qrels_files[split], field="query-id",
                 message=f"{len(unknown)} query id(s) not in queries.jsonl: {shown}{more}",
                 hint="add the queries, or pass --allow-unknown-ids"))
     if errors:

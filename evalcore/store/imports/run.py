@@ -23,7 +23,6 @@ from pathlib import Path
 import sqlite_utils
 
 from evalcore.access.roles import Permission
-from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.progress import reporter
 from evalcore.io.trec import TrecRun, parse_run
 from evalcore.store.audit import record_audit
@@ -33,6 +32,7 @@ from evalcore.store.imports.common import (
     Source,
     check_known_ids,
     load_source,
+    refuse_existing_run,
     refuse_long_ids,
     source_stem,
 )
@@ -88,11 +88,7 @@ def import_run(
             "trec_eval does"
         )
     # Read-only checks before any write lock is taken.
-    if db.execute("SELECT 1 FROM runs WHERE study_id = ? AND name = ?",
-                  [study_id, run_name]).fetchone():
-        raise InputErrors([InputError(
-            file=text.name, message=f"run {run_name!r} already exists in study {study_id!r}",
-            hint="choose another name with --name")])
+    refuse_existing_run(db, study_id, run_name, text.name, "choose another name with --name")
     check_known_ids(db, study.corpus_id, (d for docs in run.doc_ids.values() for d in docs),
                     file=text.name, what="document", allow_unknown=allow_unknown_ids,
                     source=text)
