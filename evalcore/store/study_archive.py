@@ -63,7 +63,7 @@ from evalcore.store.document_imports import (
     publish_import,
     published,
 )
-from evalcore.store.export_redaction import ExportRedaction
+from evalcore.store.export_redaction import ExportRedaction, score_column
 from evalcore.store.exports import export_file_mode
 from evalcore.store.hashing import content_hash
 from evalcore.store.membership import (
@@ -242,7 +242,7 @@ def _write_members(db: sqlite_utils.Database, study_id: str, folder: Path,
                             f"AND {readable.where} ORDER BY d.doc_id",
                             {**params, **readable.params}),
         "protocol_documents.jsonl": (redaction.protocol_documents_sql, redaction.params),
-        "results.jsonl": (_SELECTS["results.jsonl"].replace("{score}", redaction.score_sql),
+        "results.jsonl": (_SELECTS["results.jsonl"].replace("{score}", score_column(readable)),
                           redaction.params),
     }
     for member in MEMBERS:
