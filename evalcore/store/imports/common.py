@@ -77,6 +77,13 @@ class ImportSummary(BaseModel):
             self.warnings.append(f"{changed} document(s) already in corpus {corpus_id!r} had "
                                  "other content and were updated (their content hash changed)")
 
+    def refuse_run_taken(self, db: sqlite_utils.Database, hint: str) -> None:
+        """InputErrors if the study has a run named as the one this import writes."""
+        if exists(db, "SELECT 1 FROM runs WHERE study_id = ? AND name = ?",
+                  [self.study_id, self.run]):
+            raise InputErrors.one(self.source, f"run {self.run!r} already exists in study "
+                                  f"{self.study_id!r}", hint)
+
     def audit(self, db: sqlite_utils.Database, actor: str, **extra: object) -> None:
         """The import's ``import.<kind>`` audit row: this summary (not its warnings) and
         ``extra``, inside the import's transaction."""
@@ -165,13 +172,6 @@ def refuse_long_ids(
                 file, too_long(value, MAX_ID_CHARS, f"a {what} id" if what else "an id") or "",
                 "is this the right file? ids are names, not text",
                 line=first_line_of(source, value) if source is not None else None)
-
-
-def refuse_existing_run(db: sqlite_utils.Database, study_id: str, name: str, file: str,
-                        hint: str) -> None:
-    """InputErrors if the study has a run named ``name`` already."""
-    if exists(db, "SELECT 1 FROM runs WHERE study_id = ? AND name = ?", [study_id, name]):
-        raise InputErrors.one(file, f"run {name!r} already exists in study {study_id!r}", hint)
 
 
 def register_queries(

@@ -40,7 +40,6 @@ from evalcore.store.imports.common import (
     check_known_ids,
     load_source,
     mark_queries_complete,
-    refuse_existing_run,
     refuse_long_ids,
     register_queries,
     source_stem,
@@ -122,8 +121,8 @@ def import_observations(
     with write_transaction(db):
         handle = open_study(db, study_id, actor, Permission.IMPORT)
         if name:
-            refuse_existing_run(db, study_id, name, text.name,
-                                "choose another name with --run, or --run '' to import labels only")
+            summary.refuse_run_taken(db, "choose another name with --run, or --run '' to import "
+                                         "labels only")
         check_known_ids(
             db, study.corpus_id,
             [*(e.unit_id for e in events), *(u for o in observations for u in o.returned_ids)],

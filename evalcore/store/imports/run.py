@@ -32,7 +32,6 @@ from evalcore.store.imports.common import (
     Source,
     check_known_ids,
     load_source,
-    refuse_existing_run,
     refuse_long_ids,
     source_stem,
 )
@@ -88,7 +87,7 @@ def import_run(
             "trec_eval does"
         )
     # Read-only checks before any write lock is taken.
-    refuse_existing_run(db, study_id, run_name, text.name, "choose another name with --name")
+    summary.refuse_run_taken(db, "choose another name with --name")
     check_known_ids(db, study.corpus_id, (d for docs in run.doc_ids.values() for d in docs),
                     file=text.name, what="document", allow_unknown=allow_unknown_ids,
                     source=text)
