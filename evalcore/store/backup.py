@@ -31,8 +31,7 @@ from pydantic import BaseModel, Field
 from evalcore.io.atomic import PRIVATE, atomic_path, private_mode
 from evalcore.io.progress import counted, reporter
 from evalcore.store import dialect
-from evalcore.store.engine_connect import open_read_only
-from evalcore.store.location import describe_store, is_postgres_url
+from evalcore.store.location import describe_store, is_postgres_url, open_read_only
 from evalcore.store.references import altered_references
 from evalcore.store.schema import SCHEMA_VERSION, current_triggers, schema_version
 from evalcore.store.transaction import read_snapshot
