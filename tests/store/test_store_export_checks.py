@@ -221,7 +221,7 @@ def test_an_archive_round_trip_keeps_the_facts(tmp_path, monkeypatch, store_targ
     def explode(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(archive_module, "_restore_members", explode)
+    monkeypatch.setattr(archive_module._Import, "_restore_members", explode)
     third = open_store(new_store_target("third.db"))
     (tmp_path / "work3").mkdir()
     with pytest.raises(OSError):
