@@ -23,6 +23,7 @@ has it open (see the README).
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import sqlite_utils
@@ -141,6 +142,8 @@ def backup_store(source: str | Path, out: str | Path) -> BackupSummary:
             _copy_database(str(source), tmp)
         else:
             _copy_file(Path(source), tmp)
+        with closing(sqlite3.connect(tmp)) as conn:
+            conn.execute("PRAGMA journal_mode = DELETE")  # a single self-contained file
         check = verify_store(tmp)
         if not check.ok:
             raise ValueError(f"the copy of {shown} failed its check: {'; '.join(check.problems)}")
@@ -150,16 +153,8 @@ def backup_store(source: str | Path, out: str | Path) -> BackupSummary:
 
 def _copy_file(source: Path, tmp: Path) -> None:
     """The store file ``source`` into ``tmp`` with SQLite's online backup API (one snapshot)."""
-    src = open_read_only(source).conn
-    try:
-        dst = sqlite3.connect(tmp)
-        try:
-            src.backup(dst)  # all pages in one step: one consistent snapshot
-            dst.execute("PRAGMA journal_mode = DELETE")  # a single self-contained file
-        finally:
-            dst.close()
-    finally:
-        src.close()
+    with closing(open_read_only(source).conn) as src, closing(sqlite3.connect(tmp)) as dst:
+        src.backup(dst)  # all pages in one step: one consistent snapshot
 
 
 def _copy_database(url: str, tmp: Path) -> None:
@@ -168,19 +163,11 @@ def _copy_database(url: str, tmp: Path) -> None:
     nothing)."""
     from evalcore.store.store_copy import copy_store
 
-    db = open_read_only(url)
-    try:
-        version = schema_version(db)
-    finally:
-        db.conn.close()
+    with closing(open_read_only(url).conn) as conn:
+        version = schema_version(conn)
     if version != SCHEMA_VERSION:
         raise ValueError(
             f"{describe_store(url)} is at schema version {version}, this evalcore writes "
             f"backups at {SCHEMA_VERSION} and migrates nothing while backing up: back it up "
             "with the evalcore that uses it (or pg_dump), then upgrade")
     copy_store(url, tmp)
-    conn = sqlite3.connect(tmp)
-    try:
-        conn.execute("PRAGMA journal_mode = DELETE")  # a single self-contained file
-    finally:
-        conn.close()
