@@ -11,8 +11,8 @@ An import whose process died is settled by the next ``open_store``
 deleted if it had.
 """
 
+import json
 from collections.abc import Callable
-from functools import partial
 
 import sqlite_utils
 
@@ -29,10 +29,14 @@ def remove_superseded(db: sqlite_utils.Database, import_id: str,
     ``on_chunk(rows, held_s)`` is told of each chunk (tests, benchmarks)."""
     pacer = Pacer(FIRST_CHUNK)
     superseded = "SELECT rowid FROM documents WHERE superseded_by = ? LIMIT ?"
-    chunks = iter(lambda: db.execute(superseded, [import_id, pacer.rows]).fetchall(), [])
-    delete = "DELETE FROM documents WHERE rowid = ?"
+    chunks = iter(lambda: [r for (r,) in db.execute(superseded, [import_id, pacer.rows])], [])
+
+    def delete(rowids: list[int]) -> None:
+        db.execute("DELETE FROM documents WHERE rowid IN (SELECT CAST(value AS BIGINT) "
+                   "FROM json_each(?))", [json.dumps(rowids)])
+
     with bulk_writes(db):  # safe: a lost chunk's rows are still there to delete again
-        removed = paced_writes(db, pacer, chunks, partial(db.conn.executemany, delete), on_chunk)
+        removed = paced_writes(db, pacer, chunks, delete, on_chunk)
     with write_transaction(db):
         db.execute("DELETE FROM pending_imports WHERE import_id = ?", [replacements_id(import_id)])
     return removed
