@@ -92,7 +92,7 @@ from evalcore.store.study_setup import create_study
 from evalcore.store.transaction import read_snapshot, write_transaction
 from evalcore.store.users import join_organisation
 
-#: Rows written per short transaction in step 2 (documents; results of whole queries).
+#: Rows of the first chunk of each paced write of an import (documents, results, history).
 CHUNK_ROWS = 2_000
 
 _LIVE_RUNS = "SELECT run_id FROM runs WHERE study_id = :study AND staged_by IS NULL"
@@ -402,11 +402,6 @@ def _archive_row(archive: OpenedArchive, member: str, key: str, value: str) -> d
     return next((r for r in archive.rows(member) if r[key] == value), None)
 
 
-def _chunks(rows: Iterator[tuple], size: int = CHUNK_ROWS) -> Iterator[list[tuple]]:
-    while chunk := list(islice(rows, size)):
-        yield chunk
-
-
 def _insert(db: sqlite_utils.Database, table: str, columns: str, rows: Iterator[tuple]) -> None:
     """Insert ``rows`` (values of ``columns``) into ``table`` of the staged study in paced
     short transactions (``staging.Pacer``)."""
@@ -551,26 +546,28 @@ class _Import:
         rows = ((corpus, r["doc_id"], r["title"], r["text"], r["owner_org"], r["created_at"],
                  r["content_hash"]) for r in archive.rows("documents.jsonl"))
         self.import_id = begin_import(db, corpus)
-        for chunk in _chunks(rows):
-            with write_transaction(db):
-                existing = dict(db.execute(
-                    "SELECT doc_id, content_hash FROM documents WHERE corpus_id = ? AND doc_id IN "
-                    f"(SELECT value FROM json_each(?)) AND {current()}",
-                    [corpus, json.dumps([r[1] for r in chunk])]).fetchall())
-                changed = sorted(r[1] for r in chunk if r[1] in existing and existing[r[1]] != r[6])
-                if changed:
-                    raise _refuse(archive, f"{len(changed)} document(s) of corpus {corpus!r} differ "
-                                           f"from this store's (first: {changed[:5]}); an import never "
-                                           "changes a document other studies use; nothing was written",
-                                  "import into a store without that corpus, or reconcile the "
-                                  "documents first", member="documents.jsonl")
-                new = [r for r in chunk if r[1] not in existing]
-                if not new:
-                    continue
+        pacer = Pacer(CHUNK_ROWS)
+
+        def write(chunk: list[tuple]) -> None:
+            existing = dict(db.execute(
+                "SELECT doc_id, content_hash FROM documents WHERE corpus_id = ? AND doc_id IN "
+                f"(SELECT value FROM json_each(?)) AND {current()}",
+                [corpus, json.dumps([r[1] for r in chunk])]).fetchall())
+            changed = sorted(r[1] for r in chunk if r[1] in existing and existing[r[1]] != r[6])
+            if changed:
+                raise _refuse(archive, f"{len(changed)} document(s) of corpus {corpus!r} differ "
+                                       f"from this store's (first: {changed[:5]}); an import never "
+                                       "changes a document other studies use; nothing was written",
+                              "import into a store without that corpus, or reconcile the "
+                              "documents first", member="documents.jsonl")
+            new = [r for r in chunk if r[1] not in existing]
+            if new:
                 authorize_corpus_write(db, corpus_id=corpus, actor=importer,
                                        owner_orgs={r[4] for r in new})
                 upsert_document_rows(db, new, keep_owner=True, import_id=self.import_id)
-            reporter().advance(len(chunk))
+
+        paced_writes(db, pacer, iter(lambda: list(islice(rows, pacer.rows)), []), write,
+                     lambda n, _: reporter().advance(n))
 
     def stage_runs(self) -> None:
         """Step 2b: each run as a staged (invisible) run, its results in short transactions."""
