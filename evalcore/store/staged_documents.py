@@ -166,6 +166,7 @@ class StagedDocuments:
             paced_writes(self._db, pacer, chunks(), write, on_chunk)
         return written, replaced
 
+
 def _refuse_pending_elsewhere(corpus_id: str, doc_ids: list[str]) -> None:
     """Two imports may not replace the same document at once (each would hide the other's)."""
     if doc_ids:
