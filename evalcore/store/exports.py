@@ -1,32 +1,23 @@
 """Exports from the evidence store, each readable back by the matching import.
 
-* :func:`export_qrels`: a reference (a frozen version, or the working reference)
-  as TREC qrels ``query_id 0 unit_id gain``, sorted by query id then unit id
-  (code-point order), units in conflict left out. Importing it into an empty
-  study and freezing gives the same labels and the same content hash when
-  completeness is carried too (``evalcore import qrels --complete`` for the
-  complete queries).
-* :func:`export_labels`: every label event, in event order, as CSV or JSONL with
-  ``query_id, unit_id, gain, annotator, kind, created_at, note, source``
-  (JSONL adds ``event_id``). Importing it replays the same events (same kinds,
-  annotators, times and notes), hence the same working reference.
-* :func:`export_run`: a stored run as a TREC run file ``query_id Q0 unit_id rank
-  score tag``, queries sorted, ranks as stored. TREC tools re-order by score
-  descending, ties by doc id descending, so the stored order survives only if it
-  is that order. ``scores="auto"`` (default) writes the stored scores when the
-  order survives for every query and otherwise writes rank-derived scores
-  (``n - rank + 1``, strictly decreasing) with a warning; ``"original"``
-  refuses to write an order that would not survive; ``"rank"`` always writes
-  rank-derived scores. Scores are written with ``repr`` so they read back
-  exactly. Lexical runs are ranked in that order (the product's one tie rule),
-  so they export with their original scores. The score of a document the reader
-  may not read is withheld (a lexical score tells which terms it contains), so such
-  a run is written with rank-derived scores (``auto``) or refused (``original``).
-
-* :func:`export_tool_labels`: a reference as another tool's judgments (Quepid CSV, RRE
-  ratings, ``_rank_eval``), one rating per (query, unit) with a resolved gain, units in
-  conflict left out; query text comes from the study (a query without text is named by
-  its id). Importing it reproduces the same ratings (:mod:`evalcore.store.imports.tool_labels`).
+* :func:`export_qrels`: a reference (a frozen version, or the working reference) as TREC
+  qrels ``query_id 0 unit_id gain``, sorted by query id then unit id (code-point order),
+  units in conflict left out. Imported into an empty study with its completeness and
+  frozen, it gives the same labels and content hash.
+* :func:`export_labels`: every label event, in event order, as CSV or JSONL
+  (:data:`LABEL_COLUMNS`; JSONL adds ``event_id``): importing it replays the same events.
+* :func:`export_run`: a stored run as a TREC run file ``query_id Q0 unit_id rank score
+  tag``, queries sorted, ranks as stored. TREC tools re-order by score descending, ties by
+  doc id descending, so the stored order survives only if it is that order.
+  ``scores="auto"`` writes the stored scores when the order survives for every query,
+  else rank-derived scores (``n - rank + 1``) with a warning; ``"original"`` refuses an
+  order that would not survive; ``"rank"`` always writes rank-derived scores. Scores are
+  written with ``repr`` (they read back exactly). The score of a document the reader may
+  not read is withheld (a lexical score tells which terms it contains): such a run is
+  written with rank-derived scores (``auto``) or refused (``original``).
+* :func:`export_tool_labels`: a reference as another tool's ratings (Quepid CSV, RRE,
+  ``_rank_eval``): one per (query, unit) with a resolved gain, query text from the study
+  (its id when it has none); importing it reproduces them.
 
 The ``*_refusal`` checks say up front why an export would be refused (the app builds
 downloads only when clicked): each first asks whether there is a *suspect* (a superset
@@ -34,13 +25,9 @@ of what the export refuses: the facts :mod:`evalcore.store.trec_ids` records, or
 version's ids read one row per query); only then is the export itself run, so the
 message and each rule stay the export's own.
 
-Files are written atomically (a temporary file renamed into place) with the
-store file's permission bits or 0600, whichever is stricter
-(:func:`evalcore.io.atomic.private_mode`): an export is never readable by more
-people than the store it copies. CSV text
-cells a spreadsheet would run as a formula (``=HYPERLINK(...)``) start with a
-quote; the labels CSV import removes it again
-(:mod:`evalcore.io.spreadsheet_cells`).
+Files are written atomically, no more readable than the store file (its permission bits
+or 0600, whichever is stricter). CSV text cells a spreadsheet would run as a formula start
+with a quote, which the labels CSV import removes (:mod:`evalcore.io.spreadsheet_cells`).
 """
 
 from __future__ import annotations
