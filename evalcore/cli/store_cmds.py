@@ -31,7 +31,13 @@ from evalcore.io.tool_labels import TOOL_FORMATS
 from evalcore.io.trec import parse_gain_map
 from evalcore.io.trec_format import QRELS_FIELDS, RUN_FIELDS
 from evalcore.store.connection import open_store
-from evalcore.store.exports import ExportRefusedError, export_labels, export_qrels, export_run
+from evalcore.store.exports import (
+    ExportRefusedError,
+    export_labels,
+    export_qrels,
+    export_run,
+    export_tool_labels,
+)
 from evalcore.store.imports import (
     ImportSummary,
     import_beir,
@@ -48,7 +54,6 @@ from evalcore.store.scoping import require_known_study, require_study_view
 from evalcore.store.studies import StudyIn, StudyNotFoundError
 from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import create_study
-from evalcore.store.tool_label_exports import export_tool_labels
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 

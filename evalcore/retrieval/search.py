@@ -34,8 +34,12 @@ from evalcore.retrieval.index_cache import load_cached, save_cached, search_cach
 from evalcore.retrieval.lexical_protocol import MAX_TOP_K, TOKENIZER
 from evalcore.retrieval.query_syntax import query_terms
 from evalcore.store.corpus_generations import current_generation
-from evalcore.store.corpus_search import searchable_texts, searched_documents
-from evalcore.store.lexical_index import Fts5Tokenizer, term_tokens
+from evalcore.store.lexical_index import (
+    Fts5Tokenizer,
+    searchable_texts,
+    searched_documents,
+    term_tokens,
+)
 from evalcore.store.scoping import ReadableFilter, readable_filter
 from evalcore.store.store_identity import store_identity
 from evalcore.store.transaction import in_transaction, read_snapshot

@@ -47,8 +47,15 @@ from evalcore.store.cant_judge import cant_judge_units
 from evalcore.store.completeness import completeness_history, mark_complete, reopen
 from evalcore.store.connection import open_store
 from evalcore.store.drafts import drafts
-from evalcore.store.export_checks import qrels_refusal, run_refusal, tool_labels_refusal
-from evalcore.store.exports import export_labels, export_qrels, export_run
+from evalcore.store.exports import (
+    export_labels,
+    export_qrels,
+    export_run,
+    export_tool_labels,
+    qrels_refusal,
+    run_refusal,
+    tool_labels_refusal,
+)
 from evalcore.store.information_needs import (
     InformationNeed,
     information_need,
@@ -85,7 +92,6 @@ from evalcore.store.study_archive import export_study
 from evalcore.store.study_handle import open_study
 from evalcore.store.study_measures import study_measures
 from evalcore.store.study_setup import add_queries, create_study
-from evalcore.store.tool_label_exports import export_tool_labels
 
 
 def _reads(tmp: Path) -> dict[str, Callable]:

@@ -24,7 +24,7 @@ from typing import Literal
 import sqlite_utils
 
 from evalcore.access.roles import Permission
-from evalcore.io.errors import ErrorLog, InputError, InputErrors
+from evalcore.io.errors import ErrorLog, InputErrors
 from evalcore.io.label_rows import parse_labels
 from evalcore.io.text_lines import SourceText
 from evalcore.io.trec import parse_qrels
@@ -116,8 +116,8 @@ def import_automatic_labels(
     text = load_source(source)
     rows, warnings, notes = _rows(text, format, gain_map)
     if not rows:
-        raise InputErrors([InputError(file=text.name, message="no automatic judgments in the file",
-                                      hint="one line per judged unit: query, unit, gain")])
+        raise InputErrors.one(text.name, "no automatic judgments in the file",
+                              "one line per judged unit: query, unit, gain")
     refuse_long_ids((i for _, q, u, _ in rows for i in (q, u)), file=text.name, source=text)
     with write_transaction(db):  # refused before anything is staged
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
