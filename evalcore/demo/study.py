@@ -72,20 +72,14 @@ CANT_JUDGE: tuple[tuple[str, str, str], ...] = (
 
 #: The two lexical protocols: same visible documents and depth (so comparable), different weights.
 RUN_PROTOCOLS: dict[str, dict] = {
-    "bm25-plain": {
+    name: {
         "method": "lexical",
         "top_k": 10,
         "cutoff": "2026-06-30T00:00:00Z",
         "organisations": [ORG_A],
-        "weights": {"title": 1.0, "text": 1.0},
-    },
-    "bm25-title-boost": {
-        "method": "lexical",
-        "top_k": 10,
-        "cutoff": "2026-06-30T00:00:00Z",
-        "organisations": [ORG_A],
-        "weights": {"title": 4.0, "text": 1.0},
-    },
+        "weights": {"title": title_weight, "text": 1.0},
+    }
+    for name, title_weight in (("bm25-plain", 1.0), ("bm25-title-boost", 4.0))
 }
 
 
