@@ -21,14 +21,14 @@ blocking IDs; the query's ``valid`` is false and its ``reasons`` list them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from evalcore.compute.aggregate import aggregate_fields
-from evalcore.compute.batch import CODE_HIGH, CODE_LOW, ObservationBatch
+from evalcore.compute.batch import CODE_HIGH, CODE_LOW, ObservationBatch, default_protocol
 from evalcore.compute.measures import LEGACY_NAMES, MEASURE_MODULES, MeasureArrays, RankingArrays
 from evalcore.compute.measures.base import CONFLICT_BIT, METRIC_REASON_LISTS, reason_masks
 from evalcore.compute.validity import observation_bits, observation_reasons, returned_duplicates
@@ -427,16 +427,9 @@ def compute(
     ``min_depth=packing_depth(measures)`` (as :func:`evaluate` does).
     """
     protocol = protocol or batch.protocol
-    named = _named(measures)
-    _check_depth(batch, named)
+    _check_depth(batch, _named(measures))
     ranking = RankingArrays.build(batch, protocol)
-    return BatchResult(
-        batch=batch,
-        protocol=protocol,
-        observation_bits=observation_bits(batch),
-        metrics=_measure_arrays(ranking, protocol, named),
-        ranking=ranking,
-    )
+    return compute_more(BatchResult(batch, protocol, observation_bits(batch), {}, ranking), measures)
 
 
 def _check_depth(batch: ObservationBatch, named: dict[str, Measure]) -> None:
@@ -448,32 +441,19 @@ def _check_depth(batch: ObservationBatch, named: dict[str, Measure]) -> None:
         )
 
 
-def _measure_arrays(
-    ranking: RankingArrays, protocol: EvalProtocol, named: dict[str, Measure]
-) -> dict[str, MeasureArrays]:
-    metrics = {}
-    for name, m in named.items():
-        threshold = protocol.relevance_threshold if m.rel is None else m.rel
-        metrics[name] = MEASURE_MODULES[m.family](ranking.cut(m.k, threshold), m)
-    return metrics
-
-
-def compute_more(result: BatchResult, measures: Sequence[Measure]) -> BatchResult:
-    """Other ``measures`` of the batch ``result`` was computed on, keyed by canonical name,
+def compute_more(result: BatchResult, measures: Sequence[Measure] | None) -> BatchResult:
+    """Other ``measures`` of the batch ``result`` was computed on (None: the section-7 set),
     reusing its packed batch and ranking arrays (nothing is packed or ranked again).
 
     Every cutoff must be at most each observation's k or the batch's depth.
     """
     named = _named(measures)
-    batch = result.batch
-    _check_depth(batch, named)
-    return BatchResult(
-        batch=batch,
-        protocol=result.protocol,
-        observation_bits=result.observation_bits,
-        metrics=_measure_arrays(result.ranking, result.protocol, named),
-        ranking=result.ranking,
-    )
+    _check_depth(result.batch, named)
+    metrics = {}
+    for name, m in named.items():
+        threshold = result.protocol.relevance_threshold if m.rel is None else m.rel
+        metrics[name] = MEASURE_MODULES[m.family](result.ranking.cut(m.k, threshold), m)
+    return replace(result, metrics=metrics)
 
 
 def evaluate_batch(
@@ -500,10 +480,7 @@ def evaluate(
     observation's k); ``diagnostics`` carries reader facts such as tied score
     pairs into the report.
     """
-    if protocol is None:
-        from evalcore.contract.evaluation_protocol import EvalProtocol
-
-        protocol = EvalProtocol()
+    protocol = protocol or default_protocol()
     depth = packing_depth(list(_named(measures).values()))  # also checks the measures
     batch = ObservationBatch.from_observations(observations, protocol, min_depth=depth)
     return evaluate_batch(batch, protocol, measures=measures, diagnostics=diagnostics)
