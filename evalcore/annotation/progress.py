@@ -51,6 +51,11 @@ class QueryProgress(BaseModel):
         return self.pooled - self.labeled
 
 
+def _total(field: str) -> cached_property:
+    """A study total: ``field`` summed over every query (computed once)."""
+    return cached_property(lambda self: sum(getattr(p, field) for p in self.queries.values()))
+
+
 class StudyProgress(BaseModel):
     """Progress of every query of a study, with study totals (computed once)."""
 
@@ -58,25 +63,11 @@ class StudyProgress(BaseModel):
 
     queries: dict[str, QueryProgress]
 
-    @cached_property
-    def pooled(self) -> int:
-        return sum(p.pooled for p in self.queries.values())
-
-    @cached_property
-    def labeled(self) -> int:
-        return sum(p.labeled for p in self.queries.values())
-
-    @cached_property
-    def conflicts(self) -> int:
-        return sum(p.conflicts for p in self.queries.values())
-
-    @cached_property
-    def mine(self) -> int:
-        return sum(p.mine for p in self.queries.values())
-
-    @cached_property
-    def complete(self) -> int:
-        return sum(p.complete for p in self.queries.values())
+    pooled = _total("pooled")
+    labeled = _total("labeled")
+    conflicts = _total("conflicts")
+    mine = _total("mine")
+    complete = _total("complete")
 
     def replace(self, progress: QueryProgress) -> "StudyProgress":
         """A copy with one query's progress replaced (after a label on that query)."""
@@ -99,14 +90,11 @@ def _count(
     annotator asked about holds a current label on. Counted by set operations; the units are
     looked at one by one only on a query with a unit in conflict."""
     inside = len(gains.keys() & pooled)
-    conflicts = conflicts_outside = 0
+    in_conflict = []
     if tuple in set(map(type, gains.values())):
-        for unit_id, gain in gains.items():
-            if isinstance(gain, tuple):
-                if unit_id in pooled:
-                    conflicts += 1
-                else:
-                    conflicts_outside += 1
+        in_conflict = [unit_id for unit_id, gain in gains.items() if isinstance(gain, tuple)]
+    conflicts = sum(unit_id in pooled for unit_id in in_conflict)
+    conflicts_outside = len(in_conflict) - conflicts
     return QueryProgress.model_construct(
         query_id=query_id, pooled=len(pooled), labeled=inside - conflicts,
         conflicts=conflicts, mine=len(mine & pooled),
@@ -236,12 +224,26 @@ def _count_study(study: Study, marks: StoreMarks, events: int) -> ProgressCounts
     no_pool: set[str] = set()
     present = (set(pools) | set(states) | set(resolved)) - set(marks.removed)
     for query_id in sorted(present, key=natural_key):
-        units = resolved.get(query_id, no_units)
-        pool = pools.get(query_id, no_pool)
-        queries[query_id] = _count(query_id, pool, units, set(), states.get(query_id, False))
-        if len(units) > queries[query_id].labeled + queries[query_id].conflicts:
-            unpooled[query_id] = frozenset(units.keys() - pool)
+        _put(queries, unpooled, query_id, pools.get(query_id, no_pool),
+             resolved.get(query_id, no_units), states.get(query_id, False))
     return ProgressCounts(marks, events, _study(queries), unpooled)
+
+
+def _put(
+    queries: dict[str, QueryProgress],
+    unpooled: dict[str, frozenset[str]],
+    query_id: str,
+    pool: set[str],
+    units: Mapping[str, int | tuple[int, ...]],
+    complete: bool,
+) -> None:
+    """Count one query into ``queries`` (no annotator's share), and its resolved units outside
+    its pool into ``unpooled`` (absent when there are none)."""
+    counted = queries[query_id] = _count(query_id, pool, units, set(), complete)
+    if len(units) > counted.labeled + counted.conflicts:
+        unpooled[query_id] = frozenset(units.keys() - pool)
+    else:
+        unpooled.pop(query_id, None)
 
 
 def _recount(
@@ -261,13 +263,8 @@ def _recount(
             queries.pop(query_id, None)
             unpooled.pop(query_id, None)
             continue
-        units, pool = resolved.get(query_id, {}), pools[query_id]
-        queries[query_id] = _count(query_id, pool, units, set(), states.get(query_id, False))
-        outside = frozenset(units.keys() - pool)
-        if outside:
-            unpooled[query_id] = outside
-        else:
-            unpooled.pop(query_id, None)
+        _put(queries, unpooled, query_id, pools[query_id], resolved.get(query_id, {}),
+             states.get(query_id, False))
     if not touched <= counts.progress.queries.keys():  # a query seen for the first time
         queries = {q: queries[q] for q in sorted(queries, key=natural_key)}
     return ProgressCounts(marks, events, _study(queries), unpooled)
