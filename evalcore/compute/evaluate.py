@@ -21,8 +21,7 @@ blocking IDs; the query's ``valid`` is false and its ``reasons`` list them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from functools import cached_property
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -57,6 +56,11 @@ class BatchResult:
     observation_bits: np.ndarray  # uint8[n], see evalcore.compute.validity.OBSERVATION_BITS
     metrics: dict[str, MeasureArrays]
     ranking: RankingArrays
+    #: per blocking limit (its bytes): the unlabeled units' mask, and their ids per query
+    _unlabeled_masks: dict[bytes, np.ndarray] = field(default_factory=dict, init=False, repr=False)
+    _blocking_cache: dict[bytes, dict[int, list[str]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     @property
     def valid(self) -> np.ndarray:
@@ -179,7 +183,7 @@ class BatchResult:
         residual = [None] * len(values) if m.residual is None else m.residual.tolist()
         limit_key = m.blocking_limit.tobytes()
         if rows is None:
-            blocking = self._blocking_ids(m.blocking_limit, limit_key)
+            blocking = self._blocking_ids(m.blocking_limit)
         else:  # the rows' units only (not cached: the cache holds every query's)
             only = np.zeros(len(values), dtype=bool)
             only[list(rows)] = True
@@ -228,8 +232,7 @@ class BatchResult:
         """Per query, the ``blocking_ids`` of ``metric`` that :meth:`query_results` gives an
         unavailable value of a valid query: its distinct unlabeled units before the measure's
         blocking limit, in rank order (queries without any are left out)."""
-        limit = self.metrics[metric].blocking_limit
-        return self._blocking_ids(limit, limit.tobytes())
+        return self._blocking_ids(self.metrics[metric].blocking_limit)
 
     def conflict_ids(self, metric: str) -> dict[int, list[str]]:
         """Per query, the ``conflict_ids`` of ``metric`` that :meth:`query_results` gives an
@@ -237,8 +240,9 @@ class BatchResult:
         m = self.metrics[metric]
         return self._conflict_ids(m) if (m.reason_bits & CONFLICT_BIT).any() else {}
 
-    def _blocking_ids(self, limit: np.ndarray, key: bytes) -> dict[int, list[str]]:
-        """Per query, the distinct unlabeled units at ranks below ``limit`` (shared by key)."""
+    def _blocking_ids(self, limit: np.ndarray) -> dict[int, list[str]]:
+        """Per query, the distinct unlabeled units at ranks below ``limit`` (shared by limit)."""
+        key = limit.tobytes()
         found = self._blocking_cache.get(key)
         if found is None:
             found = self._blocking_cache[key] = self._units_at(self._unlabeled_mask(limit))
@@ -254,10 +258,6 @@ class BatchResult:
             found = self._unlabeled_masks[key] = r.unlabeled & r.counted & (r.rank < limit[r.query])
             found.flags.writeable = False
         return found
-
-    @cached_property
-    def _unlabeled_masks(self) -> dict[bytes, np.ndarray]:
-        return {}
 
     def blocker_masks(self, metric: str) -> tuple[np.ndarray, np.ndarray, dict[int, list[str]]]:
         """Where the ``blocking_ids`` and ``conflict_ids`` of ``metric`` that
@@ -281,10 +281,6 @@ class BatchResult:
             q: units for q, units in self._reference_conflicts(m, listed).items() if open_values[q]
         }
         return unlabeled, conflict, extra
-
-    @cached_property
-    def _blocking_cache(self) -> dict[bytes, dict[int, list[str]]]:
-        return {}
 
     def _units_at(self, mask: np.ndarray) -> dict[int, list[str]]:
         """Per query, the unit IDs of the flat positions where ``mask`` holds, in rank order."""
