@@ -118,18 +118,36 @@ def top_measure(cut: Cut, value: np.ndarray, lower: np.ndarray, upper: np.ndarra
     )
 
 
-def population_reasons(
-    cut: Cut, conflict: np.ndarray, no_relevant: np.ndarray
-) -> np.ndarray:
-    """Reasons of a measure against the whole relevant population (R, nDCG, AP).
+def population_measure(
+    cut: Cut,
+    value: np.ndarray,
+    conflict: np.ndarray,
+    no_relevant: np.ndarray,
+    bounds: tuple[np.ndarray, np.ndarray, np.ndarray],
+    conflict_rule: ConflictRule = "relevance",
+) -> MeasureArrays:
+    """A measure against the whole relevant population (R, nDCG, AP).
 
-    ``no_relevant`` is dropped under ``trec_eval`` (the measure is then 0 there).
+    Its reasons: an unlabeled unit in 1..k, a reference unit in ``conflict``, a population
+    not declared complete, and ``no_relevant`` (dropped under ``trec_eval``: the measure is
+    then 0 there). ``bounds`` is (lower, upper, defined): the bounds hold only where some
+    completion of the unknowns defines the measure (NaN elsewhere).
     """
     if cut.protocol.trec_eval:
         no_relevant = np.zeros_like(no_relevant)
-    return reason_bits(
-        (Reason.UNLABELED_RETURNED, cut.any_unlabeled),
-        (Reason.LABEL_CONFLICT, conflict),
-        (Reason.POPULATION_INCOMPLETE, ~cut.ranking.population_complete),
-        (Reason.NO_RELEVANT_UNITS, no_relevant),
+    lower, upper, defined = bounds
+    return MeasureArrays(
+        value=value,
+        reason_bits=reason_bits(
+            (Reason.UNLABELED_RETURNED, cut.any_unlabeled),
+            (Reason.LABEL_CONFLICT, conflict),
+            (Reason.POPULATION_INCOMPLETE, ~cut.ranking.population_complete),
+            (Reason.NO_RELEVANT_UNITS, no_relevant),
+        ),
+        lower=np.where(defined, lower, np.nan),
+        upper=np.where(defined, upper, np.nan),
+        blocking_limit=cut.limit,
+        threshold=cut.threshold,
+        conflict_rule=conflict_rule,
+        reference_conflicts=True,
     )
