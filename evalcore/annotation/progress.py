@@ -163,14 +163,11 @@ def progress_now(
     """The study's counts now and, with ``annotator``, their share, read in one snapshot.
 
     ``counts`` and ``share``: earlier answers (of any store state). Only the queries with a
-    label or completeness event since their marks are counted again (one pool read and one
-    resolution of those queries: milliseconds after a label). Without them, or when the runs
-    changed or events were removed since, everything is counted: every pool (one read per
-    run) and every label (:func:`resolved_gains`), seconds at 10,000 queries. An
-    annotator's share reads their current units (:func:`annotator_units`) of the
-    queries touched since ``share``, all of them without one (a second at 10,000 queries
-    for an annotator who labeled them all). With ``full`` False, None instead of counting
-    either in full.
+    label or completeness event since their marks are counted again; without them, or when
+    the runs changed or events were removed since, everything is counted (every pool and
+    every label). An annotator's share reads their current units of the queries touched
+    since ``share`` (all of them without one). With ``full`` False, None instead of
+    counting either in full.
     """
     with read_snapshot(study.db):
         marks = store_marks(study)
