@@ -27,6 +27,7 @@ process that executes a pin again (the app) skips the file read.
 
 import hashlib
 import sqlite3
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
 
@@ -35,7 +36,9 @@ import sqlite_utils
 from evalcore.io.atomic import PRIVATE, atomic_binary_writer
 from evalcore.io.cache_folder import cache_folder as _cache_folder
 from evalcore.retrieval.impact_index import ImpactIndex
+from evalcore.retrieval.lexical_protocol import TOKENIZER
 from evalcore.retrieval.pin import PinnedProtocol
+from evalcore.store.lexical_index import Fts5Tokenizer
 from evalcore.store.store_identity import store_identity
 
 #: Bumped whenever the saved arrays change meaning.
@@ -93,6 +96,22 @@ def _load(path: Path, size: int, mtime_ns: int) -> ImpactIndex | None:
         return ImpactIndex.load(path)
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def cached_index(
+    path: Path, documents: Callable[[], Iterable[tuple[str, str, str]]], expected: int | None = None
+) -> tuple[ImpactIndex, bool]:
+    """The index saved at ``path`` and True; else one built from ``documents()`` (``(doc_id,
+    title, text)`` rows) with FTS5's tokens and False, saved unless it does not hold the
+    ``expected`` number of documents."""
+    index = load_cached(path)
+    if index is not None:
+        return index, True
+    with Fts5Tokenizer(TOKENIZER) as tokenizer:
+        index = ImpactIndex.build(documents(), tokenizer.tokenize)
+    if expected is None or index.document_count == expected:
+        save_cached(path, index)
+    return index, False
 
 
 def save_cached(path: Path | None, index: ImpactIndex) -> None:

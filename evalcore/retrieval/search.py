@@ -30,12 +30,12 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.retrieval.impact_index import ImpactIndex
-from evalcore.retrieval.index_cache import load_cached, save_cached, search_cache_path
+from evalcore.retrieval.index_cache import cached_index, search_cache_path
 from evalcore.retrieval.lexical_protocol import MAX_TOP_K, TOKENIZER
 from evalcore.retrieval.query_syntax import query_terms
 from evalcore.store.corpus_generations import current_generation
 from evalcore.store.corpus_search import searchable_texts, searched_documents
-from evalcore.store.lexical_index import Fts5Tokenizer, term_tokens
+from evalcore.store.lexical_index import term_tokens
 from evalcore.store.scoping import ReadableFilter, readable_filter
 from evalcore.store.store_identity import store_identity
 from evalcore.store.transaction import in_transaction, read_snapshot
@@ -145,13 +145,8 @@ def _scope_index(
         if index is not None:
             _kept.move_to_end(key)
             return index
-    path = search_cache_path(db, scope, generation, TOKENIZER)
-    index = load_cached(path)
-    if index is None:
-        with Fts5Tokenizer(TOKENIZER) as tokenizer:
-            index = ImpactIndex.build(searchable_texts(db, visibility, readable),
-                                      tokenizer.tokenize)
-        save_cached(path, index)
+    index, _ = cached_index(search_cache_path(db, scope, generation, TOKENIZER),
+                            lambda: searchable_texts(db, visibility, readable))
     with _kept_lock:
         _kept[key] = index
         while len(_kept) > KEPT_IN_MEMORY:
