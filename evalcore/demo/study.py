@@ -123,13 +123,9 @@ def _bob_disagrees(query_id: str, unit_id: str) -> bool:
     return digest[0] < 40  # about one unit in six
 
 
-def has_demo(db: sqlite_utils.Database) -> bool:
-    return study_exists(db, DEMO_STUDY_ID)
-
-
 def demo_needs_building(db: sqlite_utils.Database) -> bool:
     """True for a store without any study, or with an unfinished demo (read-only check)."""
-    if not has_demo(db):
+    if not study_exists(db, DEMO_STUDY_ID):
         return not study_ids(db)
     if not may_read(db, None, DEMO_STUDY_ID):
         return False  # taken into team mode: no longer a demo to finish
@@ -191,7 +187,7 @@ def _frame(db: sqlite_utils.Database, *, only_into_empty: bool = False) -> bool 
     """Step (1); False when the demo study is there already, None when ``only_into_empty``
     and the store holds other studies (both checked holding the write lock)."""
     with write_transaction(db):
-        if has_demo(db):
+        if study_exists(db, DEMO_STUDY_ID):
             return False
         if only_into_empty and study_ids(db):
             return None
