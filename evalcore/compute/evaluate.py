@@ -103,17 +103,12 @@ class BatchResult:
 
     def aggregate_fields(self) -> dict[str, dict[str, Any]]:
         """The fields of every measure's :class:`AggregateValue`, as plain values."""
-        out = {}
-        for name in self.metrics:
-            lower, upper = self.bounds(name)
-            out[name] = aggregate_fields(
-                self.available(name),
-                self.metrics[name].value,
-                lower,
-                upper,
-                self.reason_counts(name),
+        return {
+            name: aggregate_fields(
+                self.available(name), m.value, *self.bounds(name), self.reason_counts(name)
             )
-        return out
+            for name, m in self.metrics.items()
+        }
 
     @property
     def n_returned_duplicates(self) -> int:
@@ -190,7 +185,7 @@ class BatchResult:
             blocking = self._units_at(
                 self._unlabeled_mask(m.blocking_limit) & only[self.ranking.query]
             )
-        conflicts = self._conflict_ids(m) if (m.reason_bits & CONFLICT_BIT).any() else {}
+        conflicts = self.conflict_ids(name)
         valid = self.valid.tolist()
         column: list[MetricValue | None] = []
         for q in range(len(values)) if rows is None else rows:
