@@ -92,24 +92,20 @@ def cached_index(
     with Fts5Tokenizer(TOKENIZER) as tokenizer:
         index = ImpactIndex.build(documents(), tokenizer.tokenize)
     if expected is None or index.document_count == expected:
-        save_cached(path, index)
+        _save(path, index)
     return index, False
 
 
-def save_cached(path: Path | None, index: ImpactIndex) -> None:
-    """Save ``index`` at ``path`` (whole or not at all) and drop the pin's older files.
-
-    A cache that cannot be written (read-only directory, full disk) only costs
-    the next execution a rebuild, so the failure is not raised.
-    """
-    if path is None:
-        return
+def _save(path: Path, index: ImpactIndex) -> None:
+    """Save ``index`` at ``path`` (whole or not at all) and drop its owner's older files. A
+    cache that cannot be written (read-only folder, full disk) only costs a rebuild later,
+    so the failure is not raised."""
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with atomic_binary_writer(path, mode=PRIVATE) as stream:
             index.save(stream)
-        pin = path.name.split("-", 1)[0]
-        for old in path.parent.glob(f"{pin}-*"):  # older contents and formats
+        owner = path.name.split("-", 1)[0]
+        for old in path.parent.glob(f"{owner}-*"):  # older contents and formats
             if old != path:
                 old.unlink(missing_ok=True)
     except OSError:

@@ -63,16 +63,6 @@ class PinnedProtocol(BaseModel):
         )
 
 
-def check_protocol_name(name: str) -> str:
-    """A protocol name is a non-empty string of at most :data:`MAX_NAME_CHARS` characters."""
-    if not isinstance(name, str) or not 1 <= len(name) <= MAX_NAME_CHARS:
-        raise ValueError(
-            f"protocol name {name!r} is invalid: give a non-empty name of at most "
-            f"{MAX_NAME_CHARS} characters"
-        )
-    return name
-
-
 def pin_protocol(
     db: sqlite_utils.Database,
     *,
@@ -88,7 +78,11 @@ def pin_protocol(
     :class:`RetrievalRefused` when the protocol carries a corpus fingerprint
     that no longer matches the corpus. Nothing is stored on any error.
     """
-    check_protocol_name(name)
+    if not isinstance(name, str) or not 1 <= len(name) <= MAX_NAME_CHARS:
+        raise ValueError(
+            f"protocol name {name!r} is invalid: give a non-empty name of at most "
+            f"{MAX_NAME_CHARS} characters"
+        )
     study = get_study(db, study_id)
     if protocol.corpus_id is not None and protocol.corpus_id != study.corpus_id:
         raise ValueError(
