@@ -101,21 +101,18 @@ def ratio(num: np.ndarray, den: np.ndarray, where_zero: float | np.ndarray) -> n
 
 
 def top_measure(cut: Cut, value: np.ndarray, lower: np.ndarray, upper: np.ndarray,
-                **extra: object) -> MeasureArrays:
-    """A measure of positions 1..k only (P, Success, RBP): blocked by an unlabeled unit
-    or a conflict across the threshold in 1..k, with the given bounds."""
-    return MeasureArrays(
-        value=value,
-        reason_bits=reason_bits(
+                **fields: object) -> MeasureArrays:
+    """A measure of positions 1..k only (P, RR, Success, RBP, Judged) with the given bounds:
+    blocked by an unlabeled unit or a conflict across the threshold in 1..k, and blocking
+    before rank k + 1, unless ``fields`` give its own ``reason_bits`` / ``blocking_limit``."""
+    if "reason_bits" not in fields:
+        fields["reason_bits"] = reason_bits(
             (Reason.UNLABELED_RETURNED, cut.any_unlabeled),
             (Reason.LABEL_CONFLICT, cut.any_maybe_conflict),
-        ),
-        lower=lower,
-        upper=upper,
-        blocking_limit=cut.limit,
-        threshold=cut.threshold,
-        **extra,  # type: ignore[arg-type]
-    )
+        )
+    fields.setdefault("blocking_limit", cut.limit)
+    return MeasureArrays(value=value, lower=lower, upper=upper, threshold=cut.threshold,
+                         **fields)  # type: ignore[arg-type]
 
 
 def population_measure(
