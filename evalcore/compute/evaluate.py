@@ -200,27 +200,23 @@ class BatchResult:
                     )
                 column.append(mv)
             else:
-                b = bits[q]
-                lo, hi = lower[q], upper[q]
-                if lo != lo and residual[q] is None and q not in conflicts:  # NaN: no bounds
-                    key = (q, b, limit_key)
-                    mv = unbounded.get(key)
-                    if mv is None:
-                        mv = unbounded[key] = _unavailable(
-                            METRIC_REASON_LISTS[b], list(blocking.get(q, ())), None, None
-                        )
-                    column.append(mv)
-                    continue
-                column.append(
-                    _unavailable(
-                        METRIC_REASON_LISTS[b],
+                lo, hi = lower[q], upper[q]  # both NaN: no bounds
+                key = None
+                if lo != lo and residual[q] is None and q not in conflicts:
+                    key = (q, bits[q], limit_key)
+                mv = unbounded.get(key) if key else None
+                if mv is None:
+                    mv = _unavailable(
+                        METRIC_REASON_LISTS[bits[q]],
                         list(blocking.get(q, ())),
-                        None if lo != lo else lo,  # NaN -> no bound
+                        None if lo != lo else lo,
                         None if hi != hi else hi,
                         list(conflicts.get(q, ())),
                         residual[q],
                     )
-                )
+                    if key:
+                        unbounded[key] = mv
+                column.append(mv)
         return column
 
     def blocking_ids(self, metric: str) -> dict[int, list[str]]:
