@@ -55,12 +55,8 @@ _PER_TOPIC = 31
 def demo_documents() -> list[DocumentIn]:
     """31 documents per topic and the hostile one; about one in seven belongs to :data:`ORG_B`."""
     rng = random.Random(_SEED)
-    docs: list[DocumentIn] = []
-    number = 0
-    for topic in TOPICS:
-        for _ in range(_PER_TOPIC):
-            number += 1
-            docs.append(_document(rng, topic, number))
+    topics = [topic for topic in TOPICS for _ in range(_PER_TOPIC)]
+    docs = [_document(rng, topic, number) for number, topic in enumerate(topics, start=1)]
     docs.append(
         DocumentIn(
             doc_id=HOSTILE_DOC_ID,
