@@ -10,11 +10,9 @@ returns ``[]``; its terms are ORed, a term of several tokens being a phrase.
 The statistics are those of the searched documents: the corpus's documents in the
 search's scope (organisations, cutoff) that the viewer may read, so a score
 depends on nothing the viewer may not see. The scope's index is built on its first
-search, saved in the cache folder (:mod:`evalcore.retrieval.index_cache`, so
-another process maps it) and kept in memory (the last :data:`KEPT_IN_MEMORY`,
-process-wide), keyed by the store's identity, the corpus, its generation
-(:mod:`evalcore.store.corpus_generations`: any write of its documents moves it, so
-a kept index always holds the current texts), the scope and the reader's filter.
+search, saved in the cache folder (:mod:`evalcore.retrieval.index_cache`) and kept in
+memory (the last :data:`KEPT_IN_MEMORY`), keyed by the store, the corpus's generation
+(any write of its documents moves it), the scope and the reader's filter.
 
 Order: score descending (``score = -bm25``, so larger is better), equal scores by
 ``doc_id`` descending (the product's one tie rule, trec_eval's).
