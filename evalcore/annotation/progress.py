@@ -221,26 +221,12 @@ def _count_study(study: Study, marks: StoreMarks, events: int) -> ProgressCounts
     no_pool: set[str] = set()
     present = (set(pools) | set(states) | set(resolved)) - set(marks.removed)
     for query_id in sorted(present, key=natural_key):
-        _put(queries, unpooled, query_id, pools.get(query_id, no_pool),
-             resolved.get(query_id, no_units), states.get(query_id, False))
+        units = resolved.get(query_id, no_units)
+        pool = pools.get(query_id, no_pool)
+        queries[query_id] = _count(query_id, pool, units, set(), states.get(query_id, False))
+        if len(units) > queries[query_id].labeled + queries[query_id].conflicts:
+            unpooled[query_id] = frozenset(units.keys() - pool)
     return ProgressCounts(marks, events, _study(queries), unpooled)
-
-
-def _put(
-    queries: dict[str, QueryProgress],
-    unpooled: dict[str, frozenset[str]],
-    query_id: str,
-    pool: set[str],
-    units: Mapping[str, int | tuple[int, ...]],
-    complete: bool,
-) -> None:
-    """Count one query into ``queries`` (no annotator's share), and its resolved units outside
-    its pool into ``unpooled`` (absent when there are none)."""
-    counted = queries[query_id] = _count(query_id, pool, units, set(), complete)
-    if len(units) > counted.labeled + counted.conflicts:
-        unpooled[query_id] = frozenset(units.keys() - pool)
-    else:
-        unpooled.pop(query_id, None)
 
 
 def _recount(
@@ -260,8 +246,13 @@ def _recount(
             queries.pop(query_id, None)
             unpooled.pop(query_id, None)
             continue
-        _put(queries, unpooled, query_id, pools[query_id], resolved.get(query_id, {}),
-             states.get(query_id, False))
+        units, pool = resolved.get(query_id, {}), pools[query_id]
+        queries[query_id] = _count(query_id, pool, units, set(), states.get(query_id, False))
+        outside = frozenset(units.keys() - pool)
+        if outside:
+            unpooled[query_id] = outside
+        else:
+            unpooled.pop(query_id, None)
     if not touched <= counts.progress.queries.keys():  # a query seen for the first time
         queries = {q: queries[q] for q in sorted(queries, key=natural_key)}
     return ProgressCounts(marks, events, _study(queries), unpooled)
