@@ -17,8 +17,6 @@ fixed, hash-chosen share of units, which is where the conflicts come from.
 """
 
 import hashlib
-from collections.abc import Callable
-from functools import partial
 
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
@@ -208,26 +206,24 @@ def _runs(db: sqlite_utils.Database, actor: str) -> int:
     made = 0
     study = open_study(db, DEMO_STUDY_ID, actor)
     for name, protocol in RUN_PROTOCOLS.items():
-        parsed = parse_protocol(protocol, source=f"demo protocol {name}")
-        _once(partial(pin_protocol, db, study_id=DEMO_STUDY_ID, name=name, protocol=parsed,
-                      actor=actor), partial(pin_exists, study, name))
-        made += _once(partial(execute_protocol, db, study_id=DEMO_STUDY_ID, protocol_name=name,
-                              run_name=name, actor=actor), partial(run_exists, study, name))
+        # A ValueError with the step done anyway means another session did it just now.
+        if not pin_exists(study, name):
+            try:
+                pin_protocol(db, study_id=DEMO_STUDY_ID, name=name,
+                             protocol=parse_protocol(protocol, source=f"demo protocol {name}"),
+                             actor=actor)
+            except ValueError:
+                if not pin_exists(study, name):
+                    raise
+        if not run_exists(study, name):
+            try:
+                execute_protocol(db, study_id=DEMO_STUDY_ID, protocol_name=name, run_name=name,
+                                 actor=actor)
+                made += 1
+            except ValueError:
+                if not run_exists(study, name):
+                    raise
     return made
-
-
-def _once(step: Callable[[], object], done: Callable[[], bool]) -> bool:
-    """Run ``step`` unless ``done()``; whether it ran. A ValueError with the step done anyway
-    means another session did it just now."""
-    if done():
-        return False
-    try:
-        step()
-    except ValueError:
-        if not done():
-            raise
-        return False
-    return True
 
 
 def _labels_and_completeness(db: sqlite_utils.Database, docs: dict[str, DocumentIn]) -> int:
