@@ -105,9 +105,12 @@ def evaluate(
                 "with a list of observations, the second argument is the EvalProtocol "
                 f"(observations carry their own labels), got {type(run).__name__}"
             )
-        given = {"k": k is not None, "gain_map": gain_map is not None, "complete": complete,
-                 "trec_eval_all_queries": trec_eval_all_queries}
-        file_only = [name for name, on in given.items() if on]
+        file_only = [n for n, v in (("k", k), ("gain_map", gain_map)) if v is not None]
+        file_only += [
+            n
+            for n, v in (("complete", complete), ("trec_eval_all_queries", trec_eval_all_queries))
+            if v
+        ]
         if file_only:
             raise ValueError(
                 f"{', '.join(file_only)} apply to qrels and a run; observations carry their "
