@@ -42,12 +42,10 @@ class OrgPermission(StrEnum):
     MANAGE_ROLES = "grant or revoke the admin and owner roles"
 
 
-#: The least organisation role that holds each permission.
-REQUIRED_ORG_ROLE: dict[OrgPermission, OrgRole] = {
+#: The least organisation role that holds each permission: an admin's, but for reading (a
+#: member's) and managing roles (an owner's).
+REQUIRED_ORG_ROLE: dict[OrgPermission, OrgRole] = dict.fromkeys(OrgPermission, "admin") | {
     OrgPermission.READ: "member",
-    OrgPermission.ADD_MEMBERS: "admin",
-    OrgPermission.WRITE_CORPUS: "admin",
-    OrgPermission.SHARE_CORPUS: "admin",
     OrgPermission.MANAGE_ROLES: "owner",
 }
 
