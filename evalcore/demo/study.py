@@ -21,7 +21,7 @@ import hashlib
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
-from evalcore.annotation.pool import PoolItem, query_pool
+from evalcore.annotation.pool import query_pool
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.demo.corpus import (
     HOSTILE_DOC_ID,
@@ -242,11 +242,6 @@ def _label(db: sqlite_utils.Database, query_id: str, unit_id: str, gain: int, wh
                  annotator=who, source=DEMO_SOURCE)
 
 
-def _first_pass(items: list[PoolItem]) -> list[str]:
-    """The pooled units some run returned in its top :data:`FIRST_PASS_DEPTH`."""
-    return [i.unit_id for i in items if any(r <= FIRST_PASS_DEPTH for r in i.ranks.values())]
-
-
 def _labels(db: sqlite_utils.Database, docs: dict[str, DocumentIn]) -> int:
     count = 0
     fully = (*COMPLETE_QUERIES, *DOUBLE_QUERIES, *PARTIAL_QUERIES)
@@ -258,8 +253,8 @@ def _labels(db: sqlite_utils.Database, docs: dict[str, DocumentIn]) -> int:
         pool = [item.unit_id for item in items]
         if query_id in PARTIAL_QUERIES:
             pool = pool[: len(pool) // 2]
-        elif query_id in first_pass:
-            pool = _first_pass(items)
+        elif query_id in first_pass:  # what some run returned in its top FIRST_PASS_DEPTH
+            pool = [i.unit_id for i in items if any(r <= FIRST_PASS_DEPTH for r in i.ranks.values())]
         units = [u for u in pool if (query_id, u) not in cant_judge]
         if query_id in COMPLETE_QUERIES:
             # exhaustive: every on-topic document of the corpus, returned or not
