@@ -254,7 +254,8 @@ def _labels(db: sqlite_utils.Database, docs: dict[str, DocumentIn]) -> int:
         if query_id in PARTIAL_QUERIES:
             pool = pool[: len(pool) // 2]
         elif query_id in first_pass:  # what some run returned in its top FIRST_PASS_DEPTH
-            pool = [i.unit_id for i in items if any(r <= FIRST_PASS_DEPTH for r in i.ranks.values())]
+            pool = [i.unit_id for i in items
+                    if any(rank <= FIRST_PASS_DEPTH for rank in i.ranks.values())]
         units = [u for u in pool if (query_id, u) not in cant_judge]
         if query_id in COMPLETE_QUERIES:
             # exhaustive: every on-topic document of the corpus, returned or not
