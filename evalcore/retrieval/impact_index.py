@@ -198,7 +198,6 @@ class ImpactIndex:
         n = self.document_count
         scores = np.zeros(n, dtype=np.float64)
         matched = np.zeros(n, dtype=bool)
-        any_match = False
         for term in terms:
             if len(term) == 1:
                 found = self._token_postings(term[0], weights)
@@ -209,10 +208,9 @@ class ImpactIndex:
             docs, impact = found
             scores[docs] += impact
             matched[docs] = True
-            any_match = True
-        if not any_match:
-            return []
         candidates = np.flatnonzero(matched)
+        if not candidates.size:
+            return []
         cand_scores = scores[candidates]
         if len(candidates) > limit:
             # Every candidate scoring at least the limit-th best score (ties included).
