@@ -101,21 +101,14 @@ def _count(
         outside_pool=len(gains) - inside - conflicts_outside, complete=complete)
 
 
-def _mine(study: Study, annotator: str, query_ids: list[str] | None = None) -> dict[str, set[str]]:
-    """The units ``annotator`` holds a current label on, per query (none without a name)."""
-    return annotator_units(study, annotator, query_ids) if annotator else {}
-
-
 def query_progress(study: Study, query_id: str, annotator: str = "") -> QueryProgress:
     """Progress of one query (cheap: one pool query, one resolution)."""
     pooled = pooled_units(study, [query_id])[query_id]
-    return _count(
-        query_id,
-        pooled,
-        resolved_gains(study, [query_id], conflicts=True).get(query_id, {}),
-        _mine(study, annotator, [query_id]).get(query_id, set()),
-        is_complete(study, query_id),
-    )
+    gains = resolved_gains(study, [query_id], conflicts=True).get(query_id, {})
+    mine = set()  # the units the annotator holds a current label on (none without a name)
+    if annotator:
+        mine = annotator_units(study, annotator, [query_id]).get(query_id, set())
+    return _count(query_id, pooled, gains, mine, is_complete(study, query_id))
 
 
 def study_progress(study: Study, annotator: str = "") -> StudyProgress:
