@@ -21,7 +21,7 @@ import pandas as pd
 import streamlit as st
 
 from app.components.address import restore_choice, restore_choices, write_address
-from app.components.decide_link import decide_queue_params
+from app.components.decide_panel import decide_queue_params
 from app.components.figures import unchecked_figure
 from app.components.live_state import with_live_state
 from app.components.navigation import ANNOTATE
