@@ -47,7 +47,7 @@ class _Slot:
 
 def _marks_key(marks: StoreMarks) -> tuple:
     return (marks.label_event, marks.completeness_event, marks.run_ids,
-            tuple(sorted(marks.removed)), marks.corpus_generation)
+            tuple(sorted(marks.removed)), marks.corpus_generation, marks.automatic_import)
 
 
 _CACHE = {"show_spinner": False, "hash_funcs": {StoreMarks: _marks_key}}

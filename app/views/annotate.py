@@ -36,6 +36,7 @@ from app.components.decide_panel import (
 )
 from app.components.information_need import show_information_need
 from app.components.keyboard import item_keys, new_presses
+from app.components.links import QUERY_PARAM, UNIT_PARAM
 from app.components.page import flash, say, show_flash, study_page
 from app.components.query_picker import picked_query, query_option
 from app.components.query_set_choice import decide_query_set
@@ -43,6 +44,7 @@ from app.components.queue import GRADE_MEANINGS, WalkState, current_item, next_u
 from app.components.safe_text import escape_markdown, highlight_terms, truncate
 from app.components.session import annotator as current_annotator
 from app.components.session import annotator_prompt, get_db, reader
+from app.components.shared_results import shared_result
 from app.components.snippet import snippet
 from app.components.state import cached_pool, study_progress_if_ready
 from evalcore.access.roles import Permission
@@ -83,7 +85,6 @@ from evalcore.store.corpus import get_document
 from evalcore.store.dialect import database_errors
 from evalcore.store.drafts import MAX_NOTE_CHARS, drafts, save_draft
 from evalcore.store.labels import ItemChangedError, LabelEvent, label_history, undo_last_label
-from evalcore.store.marks import store_marks
 from evalcore.store.query_reads import query_text as query_text_of
 from evalcore.store.query_reads import query_texts
 from evalcore.store.resolution import resolve_query
@@ -118,8 +119,6 @@ _REFUSED_KEY = "_rl_refused"
 _OPEN_QUERY_KEY = "_rl_open_query"
 _PENDING_QUERY_KEY = "_rl_pending_query"
 _MAX_QUEUE = 1000
-QUERY_PARAM = "query"
-UNIT_PARAM = "unit"
 #: The query this session last wrote into the address: a different one there is a new request.
 _ADDRESS_QUERY_KEY = "_rl_address_query"
 #: The queue selector ("blocking" or "decide") and the to-decide queue's runs and measure.
@@ -671,17 +670,11 @@ def _decide_target(handle: Study) -> DecideTarget | None:
 
 
 def _cached_state(handle: Study, target: DecideTarget) -> DecideState:
-    """The queue's state, built again only when the store changed (a label, a run)."""
-    study_id = handle.study_id
+    """The queue's state, built again only when the store changed (a label, a run); shared
+    by every session."""
     queries = decide_query_set(handle, target)
-    key = ("decide", study_id, target, queries)
-    marks = store_marks(handle)
-    cache = st.session_state.setdefault("_rl_cache", {})
-    entry = cache.get(key)
-    if entry is None or entry[0] != marks:
-        entry = (marks, decide_state(handle, target, query_ids=queries))
-        cache[key] = entry
-    return entry[1]
+    return shared_result(handle, ("decide", target, queries),
+                         lambda: decide_state(handle, target, query_ids=queries))
 
 
 def _on_measure(measure: str) -> None:
@@ -725,7 +718,7 @@ def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
             if state.decision.verdict == "undecided":
                 st.info("Every item of the queue is labeled by you or waits for a reviewer "
                         "(in conflict): adjudicate on the Annotator agreement page.")
-            _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
+            _undo_and_browse(sid, annotator)
             return
         _queue_item(handle, study, token, annotator,
                     f"queue item {state.items.index(item) + 1} of {len(state.items)}"
@@ -744,8 +737,7 @@ def _queue_item(handle: Study, study: StudyIn, token: ItemToken, annotator: str,
     doc = _item_head(handle, study, token.query_id, query_text, token, position, ranks,
                      _mine(handle, token.query_id, annotator), None)
     _buttons(token, None)
-    _undo_and_browse(token.study_id, st.session_state.get(_DECIDE_LAST_KEY), annotator, None,
-                     None)
+    _undo_and_browse(token.study_id, annotator)
     _note_and_text(handle, token, doc, query_text)
 
 
@@ -807,7 +799,7 @@ def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
             say("success",
                 f"Every unit of sample {name} is answered: its estimate is on the Compare "
                 "page (Estimate instead).")
-            _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
+            _undo_and_browse(sid, annotator)
             return
         _queue_item(handle, study, token, annotator, f"sample unit {item.position} of {len(queue)}")
 
@@ -872,14 +864,14 @@ def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str,
             item_keys("", None, partial(_on_presses, order))
             st.success("You have labeled every pooled item of this query.")
             _next_query_button(handle, query_id, study_progress)
-            _undo_and_browse(sid, query_id, annotator, None, order)
+            _undo_and_browse(sid, annotator, query_id, None, order)
         else:
             _confirm(token, order)
             position = f"item {order.index(token.unit_id) + 1} of {len(order)}"
             doc = _item_head(handle, study, query_id, query_text, token, position, ranks, mine,
                              order)
             _buttons(token, order)
-            _undo_and_browse(sid, query_id, annotator, current, order)
+            _undo_and_browse(sid, annotator, query_id, current, order)
             _note_and_text(handle, token, doc, query_text)
 
     st.markdown("##### Metrics for this query")
@@ -1034,9 +1026,12 @@ def _buttons(token: ItemToken, order: list[str] | None) -> None:
                   on_click=_on_pass, args=(token, order, True))
 
 
-def _undo_and_browse(sid: str, query_id: str | None, annotator: str, current: str | None,
-                     order: list[str] | None) -> None:
-    """Undo (on ``query_id``) and, in the blocking order, Previous and Next."""
+def _undo_and_browse(sid: str, annotator: str, query_id: str | None = None,
+                     current: str | None = None, order: list[str] | None = None) -> None:
+    """Undo (on ``query_id``; in a queue, ``order`` None, on its last label's query) and, in
+    the blocking order, Previous and Next."""
+    if order is None:
+        query_id = st.session_state.get(_DECIDE_LAST_KEY)
     with st.container(horizontal=True, gap="small"):
         if query_id is not None:
             st.button("Undo", key="undo", shortcut="U",
