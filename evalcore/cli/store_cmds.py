@@ -183,15 +183,13 @@ def study_group() -> None:
               show_default=True, help="nDCG gain mode.")
 @click.option("--org", "org_id", default=None, help="Owning organisation id.")
 @actor_option
-def study_create(db_path: Path, study_id: str, corpus_id: str, name: str, retrieval_unit: str,
-                 relevance_threshold: int, gain: str, org_id: str | None, actor: str) -> None:
+def study_create(db_path: Path, actor: str, **settings: object) -> None:
     """Create a study (an existing study id is refused, never overwritten)."""
-    _create_study(db_path, actor, study_id=study_id, name=name, corpus_id=corpus_id,
-                  retrieval_unit=retrieval_unit, relevance_threshold=relevance_threshold,
-                  gain=gain, org_id=org_id)
+    _create_study(db_path, actor, **settings)
 
 
 def _create_study(db_path: Path, actor: str, **settings: object) -> None:
+    """Create the study the options describe (their names are :class:`StudyIn`'s fields)."""
     from evalcore.store.audit import record_audit
     from evalcore.store.transaction import write_transaction
 
