@@ -69,14 +69,11 @@ def _open(db_path: Path) -> sqlite_utils.Database:
 
 
 def _seen(db_path: Path, study_id: str, actor: str | None) -> Study:
-    """The study, once ``actor`` may see it (exit 1 refused, 2 unknown study)."""
+    """The study, once ``actor`` may see it (under :func:`_guarded`: a refusal exits 1, an
+    unknown study 2)."""
     db = _open(db_path)
-    try:
-        require_study_view(db, _actor(actor), study_id)
-        return open_study(db, study_id, _actor(actor))
-    except PermissionDenied as exc:
-        click.echo(f"refused: {exc}", err=True)
-        raise SystemExit(1) from None
+    require_study_view(db, _actor(actor), study_id)
+    return open_study(db, study_id, _actor(actor))
 
 
 def _describe_pin(pinned: PinnedProtocol) -> None:
