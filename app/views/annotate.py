@@ -681,10 +681,9 @@ def _on_measure(measure: str) -> None:
     st.session_state[MEASURE_KEY] = measure
 
 
-def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
-                      annotator: str) -> None:
+def _decide_workspace(handle: Study, target: DecideTarget, annotator: str) -> None:
     """The queue's next item beside the verdict panel; both follow every label."""
-    sid = study.study_id
+    sid = handle.study_id
     state = _cached_state(handle, target)
     passed = {(q, u) for s, q, u in st.session_state.get(_DECIDE_PASSED_KEY, set()) if s == sid}
     item = next_queue_item(handle, state.items, annotator, passed)
@@ -720,13 +719,12 @@ def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
                         "(in conflict): adjudicate on the Annotator agreement page.")
             _undo_and_browse(sid, annotator)
             return
-        _queue_item(handle, study, token, annotator,
+        _queue_item(handle, token,
                     f"queue item {state.items.index(item) + 1} of {len(state.items)}"
                     + (" · in conflict between annotators" if item.kind == "conflict" else ""))
 
 
-def _queue_item(handle: Study, study: StudyIn, token: ItemToken, annotator: str,
-                position: str) -> None:
+def _queue_item(handle: Study, token: ItemToken, position: str) -> None:
     """The item on screen in the to-decide or sample queue, under its query (no browsing:
     the queue decides what comes next)."""
     query_text = query_text_of(handle, token.query_id)
@@ -734,10 +732,10 @@ def _queue_item(handle: Study, study: StudyIn, token: ItemToken, annotator: str,
     show_information_need(handle, token.query_id, expanded=False)
     _confirm(token, None)
     ranks = {p.unit_id: p.ranks for p in cached_pool(handle, token.query_id)}
-    doc = _item_head(handle, study, token.query_id, query_text, token, position, ranks,
-                     _mine(handle, token.query_id, annotator), None)
+    doc = _item_head(handle, query_text, token, position, ranks,
+                     _mine(handle, token.query_id, token.annotator), None)
     _buttons(token, None)
-    _undo_and_browse(token.study_id, annotator)
+    _undo_and_browse(token.study_id, token.annotator)
     _note_and_text(handle, token, doc, query_text)
 
 
@@ -767,10 +765,10 @@ def _sample_choice(handle: Study) -> str | None:
     return name
 
 
-def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
+def _sample_workspace(handle: Study, annotator: str) -> None:
     """A stored sample's units one after another in the sample's order: no choosing; a
     skip or can't judge is recorded as the sample's non-response (:func:`_on_pass`)."""
-    sid = study.study_id
+    sid = handle.study_id
     name = _sample_choice(handle)
     if name is None:
         st.session_state.pop(_SAMPLE_ACTIVE_KEY, None)
@@ -801,7 +799,7 @@ def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
                 "page (Estimate instead).")
             _undo_and_browse(sid, annotator)
             return
-        _queue_item(handle, study, token, annotator, f"sample unit {item.position} of {len(queue)}")
+        _queue_item(handle, token, f"sample unit {item.position} of {len(queue)}")
 
 
 @st.fragment
@@ -814,24 +812,24 @@ def _annotate(study: StudyIn, annotator: str) -> None:
     handle = open_study(get_db(), study.study_id, reader())
     mode = _queue_mode(handle)
     if mode == SAMPLE:
-        _sample_workspace(handle, study, annotator)
+        _sample_workspace(handle, annotator)
         return
     st.session_state.pop(_SAMPLE_ACTIVE_KEY, None)
     if mode == DECIDE:
         target = _decide_target(handle)
         if target is not None:
-            _decide_workspace(handle, study, target, annotator)
+            _decide_workspace(handle, target, annotator)
         return
     chosen, progress = _queue(handle, annotator)
     if chosen is not None:
         _open_address_unit(handle, chosen, annotator)
-        _workspace(handle, study, chosen, annotator, progress)
+        _workspace(handle, chosen, annotator, progress)
 
 
-def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str,
+def _workspace(handle: Study, query_id: str, annotator: str,
                study_progress: StudyProgress | None) -> None:
     """The open query's work area; ``study_progress``: as the selector read it this run."""
-    sid = study.study_id
+    sid = handle.study_id
     query_text = query_text_of(handle, query_id)
     pool = cached_pool(handle, query_id)
     order = [item.unit_id for item in blind_order(pool, annotator=annotator, query_id=query_id)]
@@ -868,8 +866,7 @@ def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str,
         else:
             _confirm(token, order)
             position = f"item {order.index(token.unit_id) + 1} of {len(order)}"
-            doc = _item_head(handle, study, query_id, query_text, token, position, ranks, mine,
-                             order)
+            doc = _item_head(handle, query_text, token, position, ranks, mine, order)
             _buttons(token, order)
             _undo_and_browse(sid, annotator, query_id, current, order)
             _note_and_text(handle, token, doc, query_text)
@@ -883,7 +880,7 @@ def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str,
         render_query_result(result)
 
     _completeness(handle, query_id, annotator, qp)
-    _search(handle, study, query_id, query_text, annotator, set(order))
+    _search(handle, query_id, query_text, annotator, set(order))
 
 
 def _note_and_text(handle: Study, token: ItemToken, doc: tuple[str, str] | None,
@@ -963,15 +960,13 @@ def _next_query_button(handle: Study, query_id: str, progress: StudyProgress | N
         st.rerun()
 
 
-def _item_head(handle: Study, study: StudyIn, query_id: str, query_text: str,
-               token: ItemToken,
-               position: str, ranks: dict[str, dict[str, int]],
-               mine: dict[str, int], order: list[str] | None) -> tuple[str, str] | None:
+def _item_head(handle: Study, query_text: str, token: ItemToken, position: str,
+               ranks: dict[str, dict[str, int]], mine: dict[str, int],
+               order: list[str] | None) -> tuple[str, str] | None:
     """The item's facts and title; returns its text and provenance (shown under the
     buttons, so a phone shows the buttons without scrolling) or None."""
-    db = get_db()
-    unit_id = token.unit_id
-    doc = get_document(db, study.corpus_id, unit_id)
+    unit_id, query_id, corpus_id = token.unit_id, token.query_id, handle.settings.corpus_id
+    doc = get_document(get_db(), corpus_id, unit_id)
     facts = [position, unit_id]
     if order is not None and st.session_state.get(UNBLIND_KEY):  # the queues have no toggle
         facts.append(", ".join(f"rank {r} in {run}" for run, r in sorted(ranks.get(unit_id, {}).items())))
@@ -984,7 +979,7 @@ def _item_head(handle: Study, study: StudyIn, query_id: str, query_text: str,
         facts.append("skipped earlier")
     item_keys(" · ".join(facts), _screen_id(token), partial(_on_presses, order))
     if doc is None:
-        say("warning", f"{unit_id} is not in corpus {study.corpus_id}: "
+        say("warning", f"{unit_id} is not in corpus {corpus_id}: "
                        "judge it by its id or skip it.")
         return None
     shown = displayable_text(handle, unit_id=unit_id, runs=ranks.get(unit_id, {}),
@@ -1087,7 +1082,7 @@ def _completeness(handle: Study, query_id: str, annotator: str, qp: QueryProgres
                         + (f": {event.reason}" if event.reason else ""))
 
 
-def _search(handle: Study, study: StudyIn, query_id: str, query_text: str, annotator: str,
+def _search(handle: Study, query_id: str, query_text: str, annotator: str,
             pooled: set[str]) -> None:
     with st.expander("Search the corpus for relevant documents no run returned"):
         text = st.text_input("Search", key=SEARCH_KEY, placeholder=query_text)
@@ -1095,7 +1090,7 @@ def _search(handle: Study, study: StudyIn, query_id: str, query_text: str, annot
             return
         db = get_db()
         # scoped in SQL before the limit: other organisations' documents never crowd these out
-        hits = search_corpus(db, study.corpus_id, text, limit=10, viewer=reader())
+        hits = search_corpus(db, handle.settings.corpus_id, text, limit=10, viewer=reader())
         if not hits:
             st.caption("No document matches.")
         mine = _mine(handle, query_id, annotator)
