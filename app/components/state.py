@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 import sqlite_utils
 import streamlit as st
 
+from app.components.session import db_path
 from app.components.shared_results import run_on_own_thread
 from evalcore.annotation.pool import PoolItem, query_pool
 from evalcore.annotation.progress import AnnotatorShare, ProgressCounts, StudyProgress, progress_now
@@ -70,7 +71,7 @@ def study_progress_if_ready(
     (started here; the page shows it on its next run). Kept up to date from the queries
     touched since it was counted."""
     study_id = study.study_id
-    path = _store_path()
+    path = str(db_path())
     counted = _counted(path)
     with counted.lock:
         counts = counted.counts.get(study_id)
@@ -119,12 +120,6 @@ def _count_in_background(path: str, study: Study, annotator: str, counted: _Coun
     run_on_own_thread(path, count)
 
 
-def _store_path() -> str:
-    from app.components.session import db_path
-
-    return str(db_path())
-
-
 #: Query pools kept (shared by every session), the least recently used dropped first.
 POOLS_KEPT = 256
 
@@ -138,4 +133,4 @@ def _pool(path: str, study_id: str, query_id: str, run_ids: tuple[int, ...],
 def cached_pool(study: Study, query_id: str) -> list[PoolItem]:
     """The query's pool, shared by every session (read-only), recomputed only when a run was
     added or removed."""
-    return _pool(_store_path(), study.study_id, query_id, store_marks(study).run_ids, study)
+    return _pool(str(db_path()), study.study_id, query_id, store_marks(study).run_ids, study)
