@@ -98,13 +98,6 @@ def _describe_pin(pinned: PinnedProtocol) -> None:
     click.echo(f"top_k: {pinned.protocol.top_k}")
 
 
-def _check_run_name_free(study: Study, run_name: str) -> None:
-    """Fail before pinning, so a taken run name leaves no new pin behind."""
-    if not run_exists(study, run_name):
-        return
-    raise ValueError(f"run {run_name!r} already exists in study {study.study_id!r}; choose another name")
-
-
 _DB = click.option("--db", "db_path", required=True, type=NEW_OR_EXISTING_STORE,
                    help="The evidence store (a file or a postgresql:// URL).")
 _STUDY = click.option("--study", "study_id", required=True, help="The study id.")
@@ -206,7 +199,9 @@ def retrieve_command(
         study = _seen(db_path, study_id, who)
         db = study.db
         if is_file:
-            _check_run_name_free(study, run_name)
+            if run_exists(study, run_name):  # before pinning: a taken name leaves no new pin
+                raise ValueError(f"run {run_name!r} already exists in study {study_id!r}; "
+                                 "choose another name")
             pinned = pin_protocol(
                 db, study_id=study_id, name=pin_name or run_name, protocol=protocol, actor=who
             )
