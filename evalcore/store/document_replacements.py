@@ -32,8 +32,10 @@ def remove_superseded(db: sqlite_utils.Database, import_id: str,
     chunks = iter(lambda: [r for (r,) in db.execute(superseded, [import_id, pacer.rows])], [])
 
     def delete(rowids: list[int]) -> None:
+        # The rowids were read before the lock: a row deleted meanwhile may have left its
+        # rowid to a new document, which must not go, so the condition is checked again.
         db.execute("DELETE FROM documents WHERE rowid IN (SELECT CAST(value AS BIGINT) "
-                   "FROM json_each(?))", [json.dumps(rowids)])
+                   "FROM json_each(?)) AND superseded_by = ?", [json.dumps(rowids), import_id])
 
     with bulk_writes(db):  # safe: a lost chunk's rows are still there to delete again
         removed = paced_writes(db, pacer, chunks, delete, on_chunk)
