@@ -329,11 +329,8 @@ def _decoded(fields: tuple[str, ...]) -> Callable[[Callable[..., T]], Callable[.
             except _Undecoded:
                 from evalcore.io.text_lines import read_source
 
-                return read(
-                    read_source(source, fields=fields),  # type: ignore[arg-type]
-                    *args,
-                    **kwargs,
-                )
+                decoded = read_source(source, fields=fields)  # type: ignore[arg-type]
+                return read(decoded, *args, **kwargs)
 
         return reader
 
