@@ -385,7 +385,7 @@ def _blocks(
             extra = max(size, held) + PAD + 1
             buf = np.concatenate((buf[:held], np.empty(extra, dtype=np.uint8)))
         space = len(buf) - PAD - 1 - held
-        got = _fill(stream, buf[held : held + space])
+        got = stream.readinto(memoryview(buf[held : held + space]))  # (reads until full)
         end = held + got
         if first and raw and buf[: min(end, 3)].tobytes() == codecs.BOM_UTF8:
             skip = 3
@@ -411,17 +411,6 @@ def _blocks(
         skip = 0
         buf[: len(rest)] = rest
         held = len(rest)
-
-
-def _fill(stream: io.BufferedIOBase, view: np.ndarray) -> int:
-    """Read into ``view`` until it is full or the input ends; the number of bytes read."""
-    target, got = memoryview(view), 0
-    while got < len(view):
-        n = stream.readinto(target[got:])
-        if not n:
-            break
-        got += n
-    return got
 
 
 def _after_last_line_end(buf: np.ndarray, start: int, end: int) -> int:
