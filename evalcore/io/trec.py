@@ -1253,12 +1253,9 @@ def _window_gains(
         return (position_query[a] == query[b]) & rows_equal(position_docs, a, docs, b)
 
     label = index.find(hash_rows(position_docs, seed=position_query), same_position)
-    pos_gain = np.full(len(label), UNLABELED, dtype=np.int8)
-    found = label >= 0
-    if repeated is None:
-        pos_gain[found] = labels.gains[label[found]]
-    else:
-        pos_gain[found] = repeated.gains[repeated.first[label[found]]]
+    # A gain per label row, then UNLABELED, which a position finding none (-1) reads.
+    gains = labels.gains if repeated is None else repeated.gains[repeated.first]
+    pos_gain = np.append(gains, np.int8(UNLABELED)).take(label)
     return pos_gain, _unit_codes(label, position_query, position_docs), repeated
 
 
