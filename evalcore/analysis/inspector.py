@@ -16,8 +16,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from evalcore.analysis.frozen import FrozenModel
 from evalcore.compute.evaluate import evaluate
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.results import MetricValue, QueryResult
 from evalcore.store.automatic_labels import unit_automatic_labels
 from evalcore.store.corpus import get_documents
