@@ -22,10 +22,9 @@ from evalcore.access.roles import Permission
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.limits import MAX_NOTE_CHARS, require_fits, without_nul
 from evalcore.io.clock import utc_now_iso
-from evalcore.store.authorize import authorize, require_known_study
+from evalcore.store.authorize import authorize, known_study
 from evalcore.store.completeness import append_completeness_event
 from evalcore.store.resolution import ANNOTATOR_SQL, replay_unit, resolve_unit_in_store
-from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
 
@@ -184,8 +183,7 @@ def _append_gain_event(db: sqlite_utils.Database, study_id: str, query_id: str, 
     _check_text("query_id", query_id)
     _check_text("unit_id", unit_id)
     who = _identity("annotator" if kind == "label" else "reviewer", who)
-    require_known_study(db, who, study_id)
-    settings = get_study(db, study_id)
+    settings = known_study(db, who, study_id)
     threshold = settings.relevance_threshold
     with write_transaction(db, batched=True):
         checks = _write_checks(db, study_id, query_id, unit_id, seen_event)
@@ -275,8 +273,7 @@ def undo_last_label(
     never reopens or closes a completeness claim by itself.
     """
     annotator = _identity("annotator", annotator)
-    require_known_study(db, annotator, study_id)
-    study = get_study(db, study_id)
+    study = known_study(db, annotator, study_id)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=annotator, permission=Permission.LABEL,
                   study=study)

@@ -25,11 +25,6 @@ def study_mode(db: sqlite_utils.Database, study_id: str) -> StudyMode:
     return "team" if row else "local"
 
 
-def team_study_ids(db: sqlite_utils.Database) -> set[str]:
-    """The ids of the studies in team mode (at least one member), in one statement."""
-    return {r[0] for r in db.execute("SELECT DISTINCT study_id FROM study_members")}
-
-
 @dataclass(frozen=True)
 class StudyAccess:
     """What :func:`evalcore.store.authorize.authorize` decides on for one user and study."""
@@ -132,12 +127,6 @@ def _team_studies(
     ]
 
 
-def corpus_in_team_mode(db: sqlite_utils.Database, corpus_id: str) -> bool:
-    """Is any study over ``corpus_id`` in team mode?"""
-    return exists(db, "SELECT 1 FROM studies s JOIN study_members m ON m.study_id = s.study_id "
-                  "WHERE s.corpus_id = ? LIMIT 1", [corpus_id])
-
-
 def member_of_corpus_study(db: sqlite_utils.Database, corpus_id: str, user: str) -> bool:
     """Is ``user`` a member of some study over ``corpus_id``?"""
     return exists(db, "SELECT 1 FROM studies s JOIN study_members m ON m.study_id = s.study_id "
@@ -173,22 +162,20 @@ def organisation_role(db: sqlite_utils.Database, user: str, org_id: str) -> OrgR
     return row[0] if row else None
 
 
-def organisation_roles(db: sqlite_utils.Database, org_id: str, roles: Iterable[OrgRole]
-                       ) -> list[str]:
-    """The members of the organisation holding one of ``roles``, by user id."""
-    return [r[0] for r in db.execute(
-        "SELECT user_id FROM user_organisations WHERE org_id = ? AND role IN "
-        "(SELECT value FROM json_each(?)) ORDER BY user_id", [org_id, json.dumps(list(roles))])]
-
-
 def organisation_owners(db: sqlite_utils.Database, org_id: str) -> list[str]:
-    """Who grants the admin and owner roles of the organisation."""
-    return organisation_roles(db, org_id, ("owner",))
+    """Who grants the admin and owner roles of the organisation, by user id."""
+    return _holding(db, org_id, "role = 'owner'")
 
 
 def organisation_admins(db: sqlite_utils.Database, org_id: str) -> list[str]:
     """Who admits people to the organisation and writes its documents: admins and owners."""
-    return organisation_roles(db, org_id, ("admin", "owner"))
+    return _holding(db, org_id, "role IN ('admin', 'owner')")
+
+
+def _holding(db: sqlite_utils.Database, org_id: str, roles: str) -> list[str]:
+    return [r[0] for r in db.execute(
+        f"SELECT user_id FROM user_organisations WHERE org_id = ? AND {roles} ORDER BY user_id",
+        [org_id])]
 
 
 def corpus_sharing_organisations(db: sqlite_utils.Database, corpus_id: str) -> set[str]:
