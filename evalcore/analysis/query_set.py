@@ -10,7 +10,7 @@ A lead names the set with a short spec (:meth:`QuerySetSpec.parse`):
   lines starting with ``#`` skipped).
 
 :func:`resolve_query_set` resolves a spec against the store's facts
-(:func:`evalcore.store.query_facts.query_facts`) into a
+(:func:`evalcore.store.observations.query_facts`) into a
 :class:`ResolvedQuerySet`: the ids, in natural order, that decisions, bounds,
 paired tests and the to-decide queue are computed on, and the record a report keeps
 (:meth:`ResolvedQuerySet.record`). An id the study does not have, a removed one,
@@ -33,7 +33,7 @@ from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.compute.aggregate import aggregate_arrays
 from evalcore.contract.query_order import natural_key
 from evalcore.contract.results import AggregateValue, EvaluationReport
-from evalcore.store.query_facts import QueryFacts, query_facts
+from evalcore.store.observations import QueryFacts, query_facts
 from evalcore.store.study_handle import Study
 
 QuerySetKind = Literal["all", "judged", "answered", "list"]

@@ -17,6 +17,7 @@ from evalcore.access.roles import Permission
 from evalcore.contract.limits import MAX_NOTE_CHARS, require_fits
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import require_known_study
+from evalcore.store.lookup import models
 from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
 
@@ -35,11 +36,11 @@ class CompletenessEvent(BaseModel):
     reason: str
 
 
-_COLUMNS = "event_id, study_id, query_id, state, actor, created_at, reason"
-
-
-def _event(row: tuple) -> CompletenessEvent:
-    return CompletenessEvent(**dict(zip(_COLUMNS.split(", "), row, strict=True)))
+def _events(study: Study, query_id: str, order: str) -> list[CompletenessEvent]:
+    return models(CompletenessEvent, study.db.execute(
+        "SELECT event_id, study_id, query_id, state, actor, created_at, reason FROM "
+        f"completeness_events WHERE study_id = ? AND query_id = ? ORDER BY {order}",
+        [study.study_id, query_id]))
 
 
 def append_completeness_event(
@@ -60,7 +61,7 @@ def append_completeness_event(
         "VALUES (?, ?, ?, ?, ?, ?)",
         values,
     )
-    return _event((int(cursor.lastrowid), *values))
+    return models(CompletenessEvent, [(int(cursor.lastrowid), *values)])[0]
 
 
 def _require_actor(actor: str) -> str:
@@ -136,14 +137,7 @@ def completeness_states(study: Study) -> dict[str, bool]:
 
 def completeness_history(study: Study, query_id: str) -> list[CompletenessEvent]:
     """Every completeness event of the query, oldest first."""
-    return [
-        _event(r)
-        for r in study.db.execute(
-            f"SELECT {_COLUMNS} FROM completeness_events WHERE study_id = ? AND query_id = ? "
-            "ORDER BY event_id",
-            [study.study_id, query_id],
-        )
-    ]
+    return _events(study, query_id, "event_id")
 
 
 class ClaimWithdrawal(BaseModel):
@@ -171,15 +165,11 @@ class ClaimWithdrawal(BaseModel):
 
 def claim_withdrawal(study: Study, query_id: str) -> ClaimWithdrawal | None:
     """:func:`claim_withdrawal` for a caller that authorised the read already."""
-    rows = study.db.execute(
-        f"SELECT {_COLUMNS} FROM completeness_events WHERE study_id = ? AND query_id = ? "
-        "ORDER BY event_id DESC LIMIT 2",
-        [study.study_id, query_id],
-    ).fetchall()
-    if not rows or rows[0][3] != "reopened":
+    latest = _events(study, query_id, "event_id DESC LIMIT 2")
+    if not latest or latest[0].state != "reopened":
         return None
-    withdrawn = _event(rows[0])
-    claim = _event(rows[1]) if len(rows) > 1 else None
+    withdrawn = latest[0]
+    claim = latest[1] if len(latest) > 1 else None
     return ClaimWithdrawal(
         query_id=query_id,
         claimed_by=claim.actor if claim is not None else "unknown",

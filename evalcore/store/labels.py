@@ -24,6 +24,7 @@ from evalcore.contract.limits import MAX_NOTE_CHARS, require_fits, without_nul
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize, known_study
 from evalcore.store.completeness import append_completeness_event
+from evalcore.store.lookup import exists
 from evalcore.store.resolution import ANNOTATOR_SQL, replay_unit, resolve_unit_in_store
 from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
@@ -53,8 +54,11 @@ _COLUMNS = "event_id, study_id, query_id, unit_id, kind, gain, annotator, create
 _KEYS = tuple(_COLUMNS.split(", "))
 
 
-def _event(row: tuple) -> LabelEvent:
-    return LabelEvent.model_construct(**dict(zip(_KEYS, row, strict=True)))
+def _events(db: sqlite_utils.Database, where: str, params: list) -> list[LabelEvent]:
+    """The label events matching ``where``, in event order."""
+    rows = db.execute(f"SELECT {_COLUMNS} FROM label_events WHERE {where} ORDER BY event_id",
+                      params)
+    return [LabelEvent.model_construct(**dict(zip(_KEYS, row, strict=True))) for row in rows]
 
 
 def check_gain(gain: object) -> int:
@@ -98,13 +102,8 @@ def latest_event_id(study: Study, query_id: str, unit_id: str) -> int:
 def _refuse_if_changed(db: sqlite_utils.Database, study_id: str, query_id: str,
                        unit_id: str, seen_event: int) -> None:
     """Inside the write transaction: raise ItemChangedError if the unit moved past ``seen_event``."""
-    newer = [
-        _event(r) for r in db.execute(
-            f"SELECT {_COLUMNS} FROM label_events WHERE study_id = ? AND query_id = ? "
-            "AND unit_id = ? AND event_id > ? ORDER BY event_id",
-            [study_id, query_id, unit_id, seen_event],
-        )
-    ]
+    newer = _events(db, "study_id = ? AND query_id = ? AND unit_id = ? AND event_id > ?",
+                    [study_id, query_id, unit_id, seen_event])
     if newer:
         raise ItemChangedError(query_id, unit_id, seen_event, newer)
 
@@ -308,23 +307,16 @@ def adjudicate(
 
 def label_history(study: Study, query_id: str, unit_id: str | None = None) -> list[LabelEvent]:
     """Every label event of the query (or of one unit), oldest first."""
-    sql = f"SELECT {_COLUMNS} FROM label_events WHERE study_id = ? AND query_id = ?"
-    params = [study.study_id, query_id]
-    if unit_id is not None:
-        sql += " AND unit_id = ?"
-        params.append(unit_id)
-    return [_event(r) for r in study.db.execute(sql + " ORDER BY event_id", params)]
+    if unit_id is None:
+        return _events(study.db, "study_id = ? AND query_id = ?", [study.study_id, query_id])
+    return _events(study.db, "study_id = ? AND query_id = ? AND unit_id = ?",
+                   [study.study_id, query_id, unit_id])
 
 
 def has_labels_from(study: Study, source: str) -> bool:
     """Does the study hold a label event written by ``source`` (e.g. the demo builder)?"""
-    return (
-        study.db.execute(
-            "SELECT 1 FROM label_events WHERE study_id = ? AND source = ? LIMIT 1",
-            [study.study_id, source],
-        ).fetchone()
-        is not None
-    )
+    return exists(study.db, "SELECT 1 FROM label_events WHERE study_id = ? AND source = ? "
+                  "LIMIT 1", [study.study_id, source])
 
 
 class UnitJudgements(BaseModel):
@@ -382,11 +374,4 @@ def query_annotators(study: Study) -> dict[str, list[str]]:
 
 def noted_label_events(study: Study) -> list[LabelEvent]:
     """The study's label events that carry a note, in event order."""
-    return [
-        _event(r)
-        for r in study.db.execute(
-            f"SELECT {_COLUMNS} FROM label_events WHERE study_id = ? AND note != '' "
-            "ORDER BY event_id",
-            [study.study_id],
-        )
-    ]
+    return _events(study.db, "study_id = ? AND note != ''", [study.study_id])

@@ -9,7 +9,7 @@ label, completeness event and ranking of the query: exports and archives still
 hold them; comparisons, dashboards, pools and reports leave the query out
 (:func:`removed_query_ids` is what they read).
 
-:mod:`evalcore.store.query_facts` reads what a query set is resolved from.
+:func:`evalcore.store.observations.query_facts` reads what a query set is resolved from.
 """
 
 from __future__ import annotations

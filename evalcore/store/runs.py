@@ -14,7 +14,7 @@ from evalcore.contract.limits import MAX_NAME_CHARS, require_fits
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize, require_known_study
 from evalcore.store.dialect import write_rows
-from evalcore.store.lookup import exists, not_found
+from evalcore.store.lookup import exists, models, not_found
 from evalcore.store.staging import staging_owner
 from evalcore.store.study_handle import Study
 from evalcore.store.transaction import write_transaction
@@ -88,10 +88,7 @@ def write_run_results(
     transaction)."""
     grouped: dict[str, list[tuple[int, str, float | None]]] = {}
     for q, r, u, s in results:
-        entries = grouped.get(q)
-        if entries is None:
-            entries = grouped[q] = []
-        entries.append((r, u, s))
+        grouped.setdefault(q, []).append((r, u, s))
     for entries in grouped.values():
         entries.sort(key=itemgetter(0))
     _write_queries(db, run_id, [(q, *zip(*entries, strict=True)) for q, entries in grouped.items()])
@@ -222,18 +219,8 @@ def get_run(study: Study, name: str) -> RunInfo:
 
 
 def _run_info(row: Sequence[Any]) -> RunInfo:
-    """A :class:`RunInfo` from a row of :data:`_RUN_COLUMNS`."""
-    return RunInfo(
-        run_id=row[0],
-        study_id=row[1],
-        name=row[2],
-        source=row[3],
-        protocol=json.loads(row[4]),
-        corpus_fingerprint=row[5],
-        k=row[6],
-        scan_complete=bool(row[7]),
-        created_at=row[8],
-    )
+    """A :class:`RunInfo` from a row of :data:`_RUN_COLUMNS` (its JSON protocol parsed)."""
+    return models(RunInfo, [(*row[:4], json.loads(row[4]), *row[5:])])[0]
 
 
 def list_runs(study: Study) -> list[RunInfo]:
@@ -250,13 +237,8 @@ def run_results(
 ) -> dict[str, list[tuple[str, float | None]]]:
     """Ranked (unit_id, score) lists per query, best first, of a run of the study."""
     db = study.db
-    if (
-        db.execute(
-            "SELECT 1 FROM runs WHERE run_id = ? AND study_id = ? AND staged_by IS NULL",
-            [run_id, study.study_id],
-        ).fetchone()
-        is None
-    ):
+    if not exists(db, "SELECT 1 FROM runs WHERE run_id = ? AND study_id = ? AND "
+                  "staged_by IS NULL", [run_id, study.study_id]):
         raise RunNotFoundError(f"no run with id {run_id} in study {study.study_id!r}")
     out: dict[str, list[tuple[str, float | None]]] = {}
     if query_ids is None:

@@ -198,40 +198,18 @@ def create_sample(
                 f"study {study_id!r} has a sample {name!r} already; grow it with: evalcore "
                 f"sample grow --name {name} --size N, or choose another --name"
             )
+        drawn = {"name": name, "runs": [run_a, run_b], "measures": list(measures),
+                 "seed": seed, "size": size, "draws": draws}
         db.execute(
             "INSERT INTO samples (study_id, name, run_a, run_b, measures_json, seed, size, "
             "draws, design_json, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
             "?, ?)",
-            [
-                study_id,
-                name,
-                run_a,
-                run_b,
-                json.dumps(list(measures)),
-                seed,
-                size,
-                draws,
-                design_json,
-                utc_now_iso(),
-                actor or "local",
-            ],
+            [study_id, name, run_a, run_b, json.dumps(drawn["measures"]), seed, size, draws,
+             design_json, utc_now_iso(), actor or "local"],
         )
         _insert_units(db, study_id, name, 1, units)
-        record_audit(
-            db,
-            actor=actor or "local",
-            action="sample.draw",
-            study_id=study_id,
-            detail={
-                "name": name,
-                "runs": [run_a, run_b],
-                "measures": list(measures),
-                "seed": seed,
-                "size": size,
-                "draws": draws,
-                "units": len(units),
-            },
-        )
+        record_audit(db, actor=actor or "local", action="sample.draw", study_id=study_id,
+                     detail={**drawn, "units": len(units)})
     return get_sample(study, name)
 
 
@@ -266,19 +244,10 @@ def grow_sample(
             "WHERE study_id = ? AND name = ?",
             [size, draws, design_json, utc_now_iso(), study_id, name],
         )
-        record_audit(
-            db,
-            actor=actor or "local",
-            action="sample.grow",
-            study_id=study_id,
-            detail={
-                "name": name,
-                "size": size,
-                "draws": draws,
-                "units_added": len(added),
-                "size_before": before.size,
-            },
-        )
+        grown = {"name": name, "size": size, "draws": draws, "units_added": len(added),
+                 "size_before": before.size}
+        record_audit(db, actor=actor or "local", action="sample.grow", study_id=study_id,
+                     detail=grown)
     return get_sample(study, name)
 
 

@@ -105,16 +105,13 @@ def study_exists(db: sqlite_utils.Database, study_id: str) -> bool:
 
 
 def list_studies(db: sqlite_utils.Database) -> list[StudyIn]:
-    """Every study's settings, by study id: one statement whatever the number of studies
-    (each page run lists them for the sidebar)."""
-    rows = db.execute(f"SELECT {', '.join(_STUDY_COLUMNS)} FROM studies WHERE staged_by IS NULL "
-                      "ORDER BY study_id").fetchall()
-    return [StudyIn(**dict(zip(_STUDY_COLUMNS, row, strict=True))) for row in rows]
+    """Every study's settings, by study id: one statement whatever the number of studies."""
+    return [study for study, _ in list_studies_and_modes(db)]
 
 
 def list_studies_and_modes(db: sqlite_utils.Database) -> list[tuple[StudyIn, bool]]:
     """Every study's settings, by study id, each with whether it is in team mode (it has a
-    member): one statement, where :func:`list_studies` and the members' study ids are two."""
+    member): one statement (each page run lists them for the sidebar)."""
     rows = db.execute(
         f"SELECT {', '.join(_STUDY_COLUMNS)}, EXISTS (SELECT 1 FROM study_members m "
         "WHERE m.study_id = studies.study_id) FROM studies WHERE staged_by IS NULL "

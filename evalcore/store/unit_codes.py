@@ -25,15 +25,13 @@ from typing import TypeVar
 import numpy as np
 import sqlite_utils
 
-from evalcore.store.dialect import write_rows
+from evalcore.store.dialect import in_chunks, write_rows
 from evalcore.store.engine_connect import open_read_only
 from evalcore.store.store_identity import store_location
 from evalcore.store.study_handle import Study
 
 #: The packed codes' on-disk type: little-endian int32.
 CODE_DTYPE = np.dtype("<i4")
-#: Placeholders per ``IN (...)`` list.
-_CHUNK = 500
 T = TypeVar("T")
 #: Units asked for at least 1/_WHOLE of a study's dictionary: it is read whole.
 _WHOLE = 4
@@ -44,10 +42,6 @@ _WHOLE_NAMES = 50_000
 def pack_codes(codes: Sequence[int]) -> bytes:
     """A ranking's codes as the ``run_rankings.unit_codes`` BLOB."""
     return np.asarray(codes, dtype=CODE_DTYPE).tobytes()
-
-
-def _chunks(items: Sequence, size: int = _CHUNK) -> Iterable[Sequence]:
-    return (items[i : i + size] for i in range(0, len(items), size))
 
 
 def unit_codes_of(study: Study, unit_ids: Iterable[str]) -> dict[str, int]:
@@ -152,14 +146,10 @@ def run_ranking_codes(
         ).fetchall()
     else:
         rows = []
-        for chunk in _chunks(list(dict.fromkeys(query_ids))):
-            rows.extend(
-                study.db.conn.execute(
-                    "SELECT query_id, unit_codes FROM run_rankings WHERE run_id = ? AND query_id IN "
-                    f"({', '.join('?' * len(chunk))})",
-                    [run_id, *chunk],
-                ).fetchall()
-            )
+        for marks, chunk in in_chunks(query_ids):
+            rows += study.db.conn.execute(
+                "SELECT query_id, unit_codes FROM run_rankings WHERE run_id = ? "
+                f"AND query_id IN ({marks})", [run_id, *chunk]).fetchall()
     blobs = [r[1] for r in rows]
     offsets = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
@@ -188,7 +178,7 @@ def _names(conn: sqlite3.Connection, study_id: str, codes: Iterable[int], *,
     :data:`_WHOLE_NAMES` codes (a namer's first read: its later calls then need no
     reopening of the store, which costs a connection on PostgreSQL)."""
     wanted = sorted(set(map(int, codes)))
-    if len(wanted) > 20 * _CHUNK:
+    if len(wanted) > 10_000:
         return dict(conn.execute("SELECT unit_code, unit_id FROM study_units WHERE study_id = ?",
                                  [study_id]).fetchall())
     if whole and wanted:
@@ -196,10 +186,9 @@ def _names(conn: sqlite3.Connection, study_id: str, codes: Iterable[int], *,
         if small:
             return small
     out: dict[int, str] = {}
-    for chunk in _chunks(wanted):
-        out.update(conn.execute(
-            "SELECT unit_code, unit_id FROM study_units WHERE study_id = ? AND unit_code IN "
-            f"({', '.join('?' * len(chunk))})", [study_id, *chunk]).fetchall())
+    for marks, chunk in in_chunks(wanted):
+        out.update(conn.execute("SELECT unit_code, unit_id FROM study_units WHERE study_id = ? "
+                                f"AND unit_code IN ({marks})", [study_id, *chunk]).fetchall())
     return out
 
 
