@@ -146,7 +146,7 @@ def authorize_corpus_write(
         owners=owners,
         sharing=corpus_sharing_organisations(db, corpus_id),
         team_studies=team,
-        lead_of_team_study=bool(user) and any(member_role(db, s, user) == "lead" for s in team),
+        lead_of_team_study=_leads_one_of(db, user, team),
         owners_of={o: organisation_owners(db, o) for o in claimed},
     )
 
@@ -197,8 +197,12 @@ def authorize_study_over_corpus(
         owner_role=organisation_role(db, user, owner) if owner is not None else None,
         owner_admins=organisation_admins(db, owner) if owner is not None else [],
         corpus_team_studies=team,
-        lead_of_corpus_study=bool(user) and any(member_role(db, s, user) == "lead" for s in team),
+        lead_of_corpus_study=_leads_one_of(db, user, team),
         what=what,
     )
     if refusal is not None:
         raise refusal
+
+
+def _leads_one_of(db: sqlite_utils.Database, user: str, study_ids: list[str]) -> bool:
+    return bool(user) and any(member_role(db, s, user) == "lead" for s in study_ids)

@@ -75,20 +75,7 @@ def mark_complete(
     db: sqlite_utils.Database, *, study_id: str, query_id: str, actor: str, reason: str = ""
 ) -> CompletenessEvent | None:
     """Declare the query's relevant population complete (None if it already is)."""
-    actor = _require_actor(actor)
-    require_known_study(db, actor, study_id)
-    with write_transaction(db):
-        study = open_study(db, study_id, actor, Permission.MARK_COMPLETE)
-        if is_complete(study, query_id):
-            return None
-        db.execute(
-            "INSERT INTO queries (study_id, query_id, text) VALUES (?, ?, '') "
-            "ON CONFLICT DO NOTHING",
-            [study_id, query_id],
-        )
-        return append_completeness_event(
-            db, study_id=study_id, query_id=query_id, state="complete", actor=actor, reason=reason
-        )
+    return _claim(db, study_id, query_id, _require_actor(actor), "complete", reason)
 
 
 def reopen(
@@ -98,14 +85,24 @@ def reopen(
     actor = _require_actor(actor)
     if not isinstance(reason, str) or not reason.strip():
         raise ValueError("a reason is required to reopen a query: say why the claim no longer holds")
+    return _claim(db, study_id, query_id, actor, "reopened", reason)
+
+
+def _claim(db: sqlite_utils.Database, study_id: str, query_id: str, actor: str,
+           state: CompletenessState, reason: str) -> CompletenessEvent | None:
+    """Append ``state`` unless the query is in it already (None then); a claim registers the
+    query in the study if it was not yet."""
+    permission = Permission.MARK_COMPLETE if state == "complete" else Permission.REOPEN
     require_known_study(db, actor, study_id)
     with write_transaction(db):
-        study = open_study(db, study_id, actor, Permission.REOPEN)
-        if not is_complete(study, query_id):
+        study = open_study(db, study_id, actor, permission)
+        if is_complete(study, query_id) == (state == "complete"):
             return None
-        return append_completeness_event(
-            db, study_id=study_id, query_id=query_id, state="reopened", actor=actor, reason=reason
-        )
+        if state == "complete":
+            db.execute("INSERT INTO queries (study_id, query_id, text) VALUES (?, ?, '') "
+                       "ON CONFLICT DO NOTHING", [study_id, query_id])
+        return append_completeness_event(db, study_id=study_id, query_id=query_id, state=state,
+                                         actor=actor, reason=reason)
 
 
 def is_complete(study: Study, query_id: str) -> bool:

@@ -12,6 +12,8 @@ appends a ``reopened`` completeness event saying which label caused it.
 """
 
 from collections.abc import Callable
+from itertools import groupby
+from operator import itemgetter
 from typing import Literal
 
 import sqlite_utils
@@ -170,13 +172,9 @@ def _append_gain_event(db: sqlite_utils.Database, study_id: str, query_id: str, 
 
     With ``seen_event``, the write happens only if no event was recorded on the
     unit after it (checked inside the transaction; else :class:`ItemChangedError`).
-    ``also``: another write made in the same transaction, after the event.
-
-    The write lock is held briefly (a click waits for every writer before it): what
-    cannot change is read before it (the study's settings); inside it, only what another
-    writer may have changed (membership, the unit's newer events, completeness), in a
-    batched write: the checks are sent before the membership is read (one round trip
-    with the lock on PostgreSQL), the event and ``also`` with the ``COMMIT``.
+    ``also``: another write made in the same transaction, after the event. Inside the lock
+    (a click waits for every writer before it) only what another writer may change is read,
+    batched into one round trip on PostgreSQL; the event and ``also`` go with the ``COMMIT``.
     """
     check_gain(gain)
     _check_text("query_id", query_id)
@@ -246,19 +244,16 @@ def record_label(
 def _latest_open_label(
     db: sqlite_utils.Database, study_id: str, query_id: str, annotator: str
 ) -> tuple[int, str] | None:
-    """(event_id, unit_id) of the annotator's latest label on the query not yet undone."""
-    stacks: dict[str, list[int]] = {}
-    for event_id, unit_id, kind in db.execute(
-        "SELECT event_id, unit_id, kind FROM label_events WHERE study_id = ? AND query_id = ? "
-        f"AND {ANNOTATOR_SQL} = ? AND kind IN ('label', 'undo') ORDER BY event_id",
+    """(event_id, unit_id) of the annotator's latest label on the query not yet undone
+    (rule 1 of :mod:`evalcore.store.resolution` on each unit)."""
+    rows = db.execute(
+        f"SELECT unit_id, event_id, kind, gain, {ANNOTATOR_SQL} FROM label_events WHERE "
+        f"study_id = ? AND query_id = ? AND {ANNOTATOR_SQL} = ? AND kind IN ('label', 'undo') "
+        "ORDER BY unit_id, event_id",
         [study_id, query_id, annotator],
-    ):
-        stack = stacks.setdefault(unit_id, [])
-        if kind == "label":
-            stack.append(event_id)
-        elif stack:
-            stack.pop()
-    tops = [(s[-1], u) for u, s in stacks.items() if s]
+    )
+    tops = [(label[0], unit_id) for unit_id, events in groupby(rows, itemgetter(0))
+            for label in replay_unit(e[1:] for e in events)[0].values()]
     return max(tops) if tops else None
 
 

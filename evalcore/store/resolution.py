@@ -144,12 +144,16 @@ def resolve_query(study: Study, query_id: str) -> dict[str, ResolvedLabel]:
 
 def resolve_unit_in_store(study: Study, query_id: str, unit_id: str) -> ResolvedLabel | None:
     """The resolved label of one unit, or None when it is unlabeled."""
-    rows = study.db.execute(
+    return resolve_unit(unit_id, _unit_events(study, query_id, unit_id))
+
+
+def _unit_events(study: Study, query_id: str, unit_id: str) -> Iterable[tuple]:
+    """The unit's (event_id, kind, gain, annotator) events in event order."""
+    return study.db.execute(
         f"SELECT event_id, kind, gain, {ANNOTATOR_SQL} FROM label_events "
         "WHERE study_id = ? AND query_id = ? AND unit_id = ? ORDER BY event_id",
         [study.study_id, query_id, unit_id],
     )
-    return resolve_unit(unit_id, rows)
 
 
 def query_filters(query_ids: Iterable[str] | None) -> list[tuple[str, list[str]]]:
@@ -320,13 +324,7 @@ def annotator_units(
             else:
                 out.setdefault(query_id, set()).add(unit_id)
         for query_id, unit_id in replay:
-            current, _ = replay_unit(
-                study.db.execute(
-                    f"SELECT event_id, kind, gain, {ANNOTATOR_SQL} FROM label_events "
-                    "WHERE study_id = ? AND query_id = ? AND unit_id = ? ORDER BY event_id",
-                    [study.study_id, query_id, unit_id],
-                )
-            )
+            current, _ = replay_unit(_unit_events(study, query_id, unit_id))
             if who in current:
                 out.setdefault(query_id, set()).add(unit_id)
     return out

@@ -29,7 +29,7 @@ from evalcore.access.decisions import (
     viewer_id,
 )
 from evalcore.access.roles import Permission
-from evalcore.store.authorize import require_known_study
+from evalcore.store.authorize import known_study
 from evalcore.store.corpus import Document, get_document
 from evalcore.store.membership import (
     corpus_team_studies,
@@ -38,7 +38,7 @@ from evalcore.store.membership import (
     user_organisations,
 )
 from evalcore.store.runs import get_run
-from evalcore.store.studies import StudyIn, get_study, list_studies, list_studies_and_modes
+from evalcore.store.studies import StudyIn, list_studies, list_studies_and_modes
 from evalcore.store.study_handle import Study
 
 
@@ -109,8 +109,7 @@ def require_study_view(db: sqlite_utils.Database, viewer: str | None, study_id: 
     An unknown study is a :class:`StudyNotFoundError` that lists only the
     studies ``viewer`` may see (never every study id of the store).
     """
-    require_known_study(db, viewer, study_id)
-    refusal = _study_refusal(db, viewer, get_study(db, study_id))
+    refusal = _study_refusal(db, viewer, known_study(db, viewer, study_id))
     if refusal is not None:
         raise study_view_denied(refusal, study_id=study_id, user=viewer_id(viewer) or "")
 

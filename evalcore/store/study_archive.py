@@ -52,7 +52,12 @@ from evalcore.io.study_archive import (
 )
 from evalcore.store import dialect
 from evalcore.store.audit import record_audit
-from evalcore.store.authorize import authorize, authorize_corpus_write, authorize_organisation_entry
+from evalcore.store.authorize import (
+    authorize,
+    authorize_corpus_write,
+    authorize_organisation_entry,
+    require_known_study,
+)
 from evalcore.store.corpora import corpus_registered
 from evalcore.store.corpus import upsert_document_rows
 from evalcore.store.document_imports import (
@@ -76,7 +81,6 @@ from evalcore.store.removed_queries import removals_in_audit
 from evalcore.store.reports import body_hash
 from evalcore.store.runs import write_run_results
 from evalcore.store.schema import SCHEMA_VERSION
-from evalcore.store.scoping import require_known_study
 from evalcore.store.staged_studies import discard_staged_study, forget_created, record_created
 from evalcore.store.staging import Pacer, discard_staged_run, staging_owner
 from evalcore.store.studies import StudyIn, study_exists

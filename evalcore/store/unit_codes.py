@@ -66,14 +66,11 @@ def _code_table(
     """unit id -> code of (at least) those of ``unit_ids`` that have one, and the size of
     the study's dictionary.
 
-    Asked for at least a :data:`_WHOLE`-th of the study's dictionary (a run written
-    again), it is read whole in one pass: as two JSON arrays built in the same pass (ids
-    and codes, paired by position) parsed by ``json.loads``, cheaper than a dict built row
-    by row. Otherwise one statement, whatever the number of ids (one JSON array), looks
-    each id up in the ``(study_id, unit_id)`` index by a correlated subquery: a join or an
-    ``IN`` list leaves the engine a choice of plans, and PostgreSQL, whose statistics lag
-    behind a dictionary an import is growing, chose to read the whole dictionary (a hash
-    join, or a scan for a long ``IN`` list) inside the import's write lock."""
+    Asked for at least a :data:`_WHOLE`-th of the dictionary, it is read whole (two JSON
+    arrays, paired by position). Otherwise one statement looks each id up in the
+    ``(study_id, unit_id)`` index by a correlated subquery: a join or an ``IN`` list lets
+    PostgreSQL, whose statistics lag behind a growing dictionary, scan it whole inside the
+    import's write lock."""
     size = _dictionary_size(db.conn, study_id)
     if size <= _WHOLE * len(unit_ids):
         ids, codes = db.conn.execute(
