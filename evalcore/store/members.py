@@ -38,13 +38,17 @@ from evalcore.store.authorize import (
 )
 from evalcore.store.lookup import models
 from evalcore.store.membership import (
+    ensure_user,
     in_organisation,
+    join_organisation,
+    leave_organisation,
     member_role,
     organisation_admins,
     organisation_claimed,
     organisation_exists,
     organisation_owners,
     organisation_role,
+    set_organisation_role,
     study_leads,
     study_mode,
 )
@@ -52,12 +56,6 @@ from evalcore.store.studies import StudyIn
 from evalcore.store.study_handle import Study
 from evalcore.store.study_setup import create_study
 from evalcore.store.transaction import write_transaction
-from evalcore.store.users import (
-    ensure_user,
-    join_organisation,
-    leave_organisation,
-    set_organisation_role,
-)
 
 
 class Member(BaseModel):

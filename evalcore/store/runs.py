@@ -75,9 +75,9 @@ def add_run(
         if rankings is None:
             write_run_results(db, run_id, results or ())
         else:
-            _write_queries(db, run_id, [
-                (q, range(1, len(ranking) + 1), *zip(*ranking, strict=True))
-                for q, ranking in rankings.items() if ranking])
+            columns = [(q, range(1, len(ranking) + 1), *zip(*ranking, strict=True))
+                       for q, ranking in rankings.items() if ranking]
+            _write_queries(db, run_id, columns)
     return run_id
 
 
@@ -106,9 +106,9 @@ def _write_queries(db: sqlite_utils.Database, run_id: int, queries: list[_Column
     cannot hold (:mod:`evalcore.store.trec_ids`). New unit codes are given in the queries'
     order, ranks in order."""
     conn = db.conn
-    write_rows(db, "results", ["run_id", "query_id", "rank", "unit_id", "score"],
-               [chain.from_iterable(zip(repeat(run_id), repeat(q), ranks, units, scores)
-                                    for q, ranks, units, scores in queries)])
+    results = chain.from_iterable(zip(repeat(run_id), repeat(q), ranks, units, scores)
+                                  for q, ranks, units, scores in queries)
+    write_rows(db, "results", ["run_id", "query_id", "rank", "unit_id", "score"], [results])
     study_id = conn.execute("SELECT study_id FROM runs WHERE run_id = ?", [run_id]).fetchone()[0]
     every_unit = list(chain.from_iterable(units for _, _, units, _ in queries))
     packed = pack_codes(assign_unit_codes(db, study_id, every_unit))  # sliced per query below
@@ -117,11 +117,11 @@ def _write_queries(db: sqlite_utils.Database, run_id: int, queries: list[_Column
     start = 0
     for q, _, units, scores in queries:
         end = start + size * len(units)
-        rows.append((run_id, q, json.dumps(units, ensure_ascii=False), json.dumps(scores),
-                     packed[start:end]))
+        unit_ids = json.dumps(units, ensure_ascii=False)
+        rows.append((run_id, q, unit_ids, json.dumps(scores), packed[start:end]))
         start = end
-    write_rows(db, "run_rankings", ["run_id", "query_id", "unit_ids", "scores", "unit_codes"],
-               [rows])
+    columns = ["run_id", "query_id", "unit_ids", "scores", "unit_codes"]
+    write_rows(db, "run_rankings", columns, [rows])
     record_run_suspects(db, run_id, ((q, units) for q, _, units, _ in queries))
 
 
@@ -155,12 +155,14 @@ def _insert_run(db: sqlite_utils.Database, study_id: str, name: str, source: str
     and the name is free; its run_id."""
     authorize(db, study_id=study_id, actor=actor, permission=Permission.CREATE_RUN)
     _check_name_free(db, study_id, name)
-    return int(db.execute(
+    protocol_json = json.dumps(protocol or {}, sort_keys=True)
+    cursor = db.execute(
         "INSERT INTO runs (study_id, name, source, protocol_json, corpus_fingerprint, k, "
         "scan_complete, created_at, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [study_id, name, source, json.dumps(protocol or {}, sort_keys=True),
-         corpus_fingerprint, k, int(scan_complete), utc_now_iso(), staged_by],
-    ).lastrowid)
+        [study_id, name, source, protocol_json, corpus_fingerprint, k, int(scan_complete),
+         utc_now_iso(), staged_by],
+    )
+    return int(cursor.lastrowid)
 
 
 def publish_run(db: sqlite_utils.Database, run_id: int, *, study_id: str, actor: str | None) -> None:
@@ -242,20 +244,13 @@ def run_results(
         raise RunNotFoundError(f"no run with id {run_id} in study {study.study_id!r}")
     out: dict[str, list[tuple[str, float | None]]] = {}
     if query_ids is None:
-        rows = db.execute(
-            "SELECT query_id, unit_id, score FROM results WHERE run_id = ? "
-            "ORDER BY query_id, rank",
-            [run_id],
-        )
+        rows = db.execute("SELECT query_id, unit_id, score FROM results WHERE run_id = ? "
+                          "ORDER BY query_id, rank", [run_id])
         for q, u, s in rows:
             out.setdefault(q, []).append((u, s))
         return out
     for q in query_ids:
-        out[q] = [
-            (u, s)
-            for u, s in db.execute(
-                "SELECT unit_id, score FROM results WHERE run_id = ? AND query_id = ? ORDER BY rank",
-                [run_id, q],
-            )
-        ]
+        rows = db.execute("SELECT unit_id, score FROM results WHERE run_id = ? AND query_id = ? "
+                          "ORDER BY rank", [run_id, q])
+        out[q] = [(u, s) for u, s in rows]
     return out

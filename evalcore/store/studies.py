@@ -10,8 +10,8 @@ from evalcore.contract.evaluation_protocol import EvalProtocol, GainMode
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.limits import MAX_KEY_CHARS, MAX_NAME_CHARS, without_nul
 from evalcore.store.lookup import exists
+from evalcore.store.membership import ensure_user, join_organisation
 from evalcore.store.transaction import write_transaction
-from evalcore.store.users import ensure_user, join_organisation
 
 Identifier = Annotated[StrictStr, Field(min_length=1, max_length=MAX_KEY_CHARS),
                        AfterValidator(without_nul)]

@@ -72,6 +72,7 @@ from evalcore.store.exports import export_file_mode
 from evalcore.store.hashing import content_hash
 from evalcore.store.membership import (
     in_organisation,
+    join_organisation,
     organisation_admins,
     organisation_claimed,
     organisation_role,
@@ -87,7 +88,6 @@ from evalcore.store.studies import StudyIn, study_exists
 from evalcore.store.study_measures import parse_measure_list
 from evalcore.store.study_setup import create_study
 from evalcore.store.transaction import read_snapshot, write_transaction
-from evalcore.store.users import join_organisation
 
 #: Rows written per short transaction in step 2 (documents; results of whole queries).
 CHUNK_ROWS = 2_000

@@ -38,19 +38,12 @@ def parse_measure_list(text: str) -> list[Measure]:
     or too long list.
     """
     names = [part.strip() for part in text.split(",")]
-    if not any(names):
-        raise ValueError("no measure named: give one or more, e.g. 'P@10, nDCG@10, MRR@10'")
-    measures = [parse_measure(name) for name in names if name]
-    return _checked(measures)
+    return _checked([parse_measure(name) for name in names if name])
 
 
 def _checked(measures: Sequence[Measure]) -> list[Measure]:
-    out: list[Measure] = []
-    for m in measures:
-        if not isinstance(m, Measure):
-            m = parse_measure(m)
-        if m not in out:
-            out.append(m)
+    parsed = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
+    out = list(dict.fromkeys(parsed))
     if not out:
         raise ValueError("no measure named: give one or more, e.g. 'P@10, nDCG@10, MRR@10'")
     if len(out) > MAX_STUDY_MEASURES:
