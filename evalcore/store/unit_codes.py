@@ -54,12 +54,6 @@ def unit_codes_of(study: Study, unit_ids: Iterable[str]) -> dict[str, int]:
     return {unit: table[unit] for unit in wanted if unit in table}
 
 
-def _dictionary_size(conn: sqlite3.Connection, study_id: str) -> int:
-    """How many codes the study's dictionary holds (codes are dense: the next code)."""
-    return int(conn.execute("SELECT coalesce(max(unit_code) + 1, 0) FROM study_units "
-                            "WHERE study_id = ?", [study_id]).fetchone()[0])
-
-
 def _code_table(
     db: sqlite_utils.Database, study_id: str, unit_ids: Sequence[str]
 ) -> tuple[dict[str, int], int]:
@@ -71,7 +65,8 @@ def _code_table(
     ``(study_id, unit_id)`` index by a correlated subquery: a join or an ``IN`` list lets
     PostgreSQL, whose statistics lag behind a growing dictionary, scan it whole inside the
     import's write lock."""
-    size = _dictionary_size(db.conn, study_id)
+    size = int(db.conn.execute("SELECT coalesce(max(unit_code) + 1, 0) FROM study_units "
+                               "WHERE study_id = ?", [study_id]).fetchone()[0])  # codes are dense
     if size <= _WHOLE * len(unit_ids):
         ids, codes = db.conn.execute(
             "SELECT json_group_array(unit_id), json_group_array(unit_code) FROM study_units "
