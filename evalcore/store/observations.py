@@ -44,7 +44,7 @@ from evalcore.store.resolution import (
     resolved_gains,
     working_labels,
 )
-from evalcore.store.runs import RunInfo, get_run
+from evalcore.store.runs import RunInfo, get_run, permitted_ids_for_run
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
 from evalcore.store.unit_codes import (
@@ -77,31 +77,6 @@ def _label(unit_id: str, gain: int | tuple[int, ...]) -> Label:
     if isinstance(gain, tuple):  # in conflict: one of these gains
         return Label.model_construct(id=unit_id, conflict=tuple(sorted(set(gain))))
     return Label.model_construct(id=unit_id, gain=gain)
-
-
-def _protocol_name(run: RunInfo) -> str | None:
-    """The name the run's protocol pins under (a retrieval protocol of that name stored
-    in the study: the run's pinned set), or None when it names none."""
-    name = run.protocol.get("pinned_protocol") or run.protocol.get("name")
-    return name if isinstance(name, str) else None
-
-
-def permitted_ids_for_run(db: sqlite_utils.Database, run: RunInfo) -> list[str] | None:
-    """The pinned document ids of the run's retrieval protocol, or None if none is pinned:
-    one statement (the protocol joined to its documents; a protocol pinning none is one
-    row without a document)."""
-    name = _protocol_name(run)
-    if name is None:
-        return None
-    rows = db.execute(
-        "SELECT d.doc_id FROM protocols p LEFT JOIN protocol_documents d "
-        "ON d.study_id = p.study_id AND d.protocol = p.name "
-        "WHERE p.study_id = ? AND p.name = ? ORDER BY d.doc_id",
-        [run.study_id, name],
-    ).fetchall()
-    if not rows:
-        return None
-    return [r[0] for r in rows if r[0] is not None]
 
 
 def observations_for_run(
@@ -263,7 +238,7 @@ def _coded_ranking(
         flat = codes.codes[np.arange(int(offsets[-1]), dtype=np.int64) + starts]
     else:  # already in this order
         flat = codes.codes
-    protocol = _protocol_name(run)
+    protocol = run.pinned_protocol
     return CodedRanking(
         offsets=offsets,
         codes=flat,

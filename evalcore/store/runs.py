@@ -35,6 +35,13 @@ class RunInfo(BaseModel):
     scan_complete: bool
     created_at: str
 
+    @property
+    def pinned_protocol(self) -> str | None:
+        """The name the run's protocol pins under (a retrieval protocol of that name stored
+        in the study: the run's pinned set), or None when it names none."""
+        name = self.protocol.get("pinned_protocol") or self.protocol.get("name")
+        return name if isinstance(name, str) else None
+
 
 class RunNotFoundError(LookupError):
     """The named run is not in this study."""
@@ -254,3 +261,21 @@ def run_results(
                           "ORDER BY rank", [run_id, q])
         out[q] = [(u, s) for u, s in rows]
     return out
+
+
+def permitted_ids_for_run(db: sqlite_utils.Database, run: RunInfo) -> list[str] | None:
+    """The pinned document ids of the run's retrieval protocol, or None if none is pinned:
+    one statement (the protocol joined to its documents; a protocol pinning none is one
+    row without a document)."""
+    name = run.pinned_protocol
+    if name is None:
+        return None
+    rows = db.execute(
+        "SELECT d.doc_id FROM protocols p LEFT JOIN protocol_documents d "
+        "ON d.study_id = p.study_id AND d.protocol = p.name "
+        "WHERE p.study_id = ? AND p.name = ? ORDER BY d.doc_id",
+        [run.study_id, name],
+    ).fetchall()
+    if not rows:
+        return None
+    return [r[0] for r in rows if r[0] is not None]

@@ -37,7 +37,7 @@ from evalcore.store.membership import (
     study_access,
     user_organisations,
 )
-from evalcore.store.runs import get_run
+from evalcore.store.runs import get_run, permitted_ids_for_run
 from evalcore.store.studies import StudyIn, list_studies, list_studies_and_modes
 from evalcore.store.study_handle import Study
 
@@ -248,11 +248,6 @@ def readable_document(
 
 def run_permitted_ids(study: Study, run_name: str) -> set[str] | None:
     """The run's pinned document set (None: the run has no pinned protocol)."""
-    # Imported here: the observations' module brings the metric computer and the report
-    # models, which the modules importing this one for access checks (the lexical
-    # re-execution, ``evalcore retrieve``) never need.
-    from evalcore.store.observations import permitted_ids_for_run
-
     ids = permitted_ids_for_run(study.db, get_run(study, run_name))
     return None if ids is None else set(ids)
 
