@@ -161,7 +161,8 @@ class ClaimWithdrawal(BaseModel):
 
 
 def claim_withdrawal(study: Study, query_id: str) -> ClaimWithdrawal | None:
-    """:func:`claim_withdrawal` for a caller that authorised the read already."""
+    """Who claimed the query complete and who withdrew the claim, when and why (None: the
+    query is not reopened)."""
     latest = _events(study, query_id, "event_id DESC LIMIT 2")
     if not latest or latest[0].state != "reopened":
         return None

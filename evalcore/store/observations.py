@@ -127,7 +127,6 @@ def observations_for_runs(
                     query_id=query_id,
                     corpus_id=settings.corpus_id,
                     corpus_fingerprint=run.corpus_fingerprint,
-                    cutoff=None,
                     retrieval_unit=settings.retrieval_unit,
                     k=run.k,
                     returned_ids=units if units else [],
@@ -136,7 +135,6 @@ def observations_for_runs(
                     population_complete=ref.complete.get(query_id, False),
                     scan_complete=run.scan_complete,
                     permitted_ids=None if pinned is None else list(pinned),
-                    unit_of=None,
                     reference_version=reference,
                     corpus_size=ref.corpus_size,
                 )
