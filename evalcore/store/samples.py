@@ -109,6 +109,13 @@ def _sample(row: tuple) -> StoredSample:
     return models(StoredSample, [(*row[:4], json.loads(row[4]), *row[5:])])[0]
 
 
+def sample_names(study: Study) -> list[str]:
+    """The study's sample names, oldest first."""
+    rows = study.db.execute(
+        "SELECT name FROM samples WHERE study_id = ? ORDER BY created_at, name", [study.study_id])
+    return [r[0] for r in rows]
+
+
 def list_samples(study: Study) -> list[StoredSample]:
     """The study's samples, oldest first."""
     rows = study.db.execute(
@@ -128,7 +135,7 @@ def get_sample(study: Study, name: str) -> StoredSample:
         raise not_found(
             SampleNotFoundError,
             f"no sample {name!r} in study {study.study_id!r}",
-            [sample.name for sample in list_samples(study)],
+            sample_names(study),
             listing="samples",
             none_yet="no sample drawn yet",
             advice="; draw one with: evalcore sample draw",
