@@ -16,8 +16,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from evalcore.io.errors import InputErrors
-from evalcore.io.labels_jsonl import read_labels_jsonl
+from evalcore.io.label_rows import parse_labels
 from evalcore.io.observations_jsonl import read_observations
+from evalcore.io.text_lines import read_source
 from evalcore.io.trec import read_qrels
 
 LINES: dict[str, str] = {
@@ -35,7 +36,7 @@ LINES: dict[str, str] = {
 READERS: dict[str, Callable[[Path], object]] = {
     "qrels.txt": read_qrels,
     "qrels-latin1.txt": read_qrels,
-    "labels.jsonl": lambda p: read_labels_jsonl(p, default_annotator="bench"),
+    "labels.jsonl": lambda p: parse_labels(read_source(p), "jsonl", default_annotator="bench"),
     "observations.jsonl": read_observations,
 }
 

@@ -40,7 +40,7 @@ from evalcore.cli.process_setup import collector_paused as gc_paused
 from evalcore.report.csv_export import render_csv
 from evalcore.report.from_store import report_from_store
 from evalcore.report.html import render_html
-from evalcore.report.json_export import render_json
+from evalcore.report.model import render_json
 from evalcore.report.stored import save_report
 from evalcore.store.connection import open_store
 from evalcore.store.references import freeze_reference

@@ -10,7 +10,9 @@ units in their order.
 import streamlit as st
 
 from app.components.page import say
+from app.components.query_set_choice import QUERIES_PARAM
 from app.components.safe_text import escape_markdown
+from app.components.session import address_params
 from evalcore.analysis.decision import Decision
 from evalcore.live.decide_state import DecideState
 
@@ -30,6 +32,16 @@ QUEUES = {
     DECIDE: "To decide A vs B",
     SAMPLE: "A sample (for an estimate)",
 }
+
+
+def decide_queue_params(run_a: str, run_b: str, measure: str,
+                        queries: str | None = None) -> dict[str, str]:
+    """Query parameters (for ``st.page_link``) of the Annotate page on the queue deciding
+    ``run_a`` against ``run_b`` on ``measure`` (its canonical name), over the query set
+    ``queries`` (its spec; None: every query): the link from the Compare page."""
+    extra = {QUERIES_PARAM: queries} if queries else {}
+    return address_params(**dict(zip(DECIDE_PARAMS, (DECIDE, run_a, run_b, measure),
+                                     strict=True)), **extra)
 
 
 def interval_text(decision: Decision) -> str:

@@ -1,6 +1,6 @@
 """Whether the Data page's TREC exports would be refused, said up front without a scan.
 
-:mod:`evalcore.store.export_checks` reads the suspects (ids a TREC file cannot hold): a run's
+:mod:`evalcore.store.exports` reads the suspects (ids a TREC file cannot hold): a run's
 and the working labels' are recorded as they are written, a frozen version's is read and
 cached per store and content hash. Only when there is a suspect is the export run for its
 message, once per store state.
@@ -9,7 +9,7 @@ message, once per store state.
 import streamlit as st
 
 from app.components.shared_results import shared_result, study_store
-from evalcore.store.export_checks import qrels_refusal, qrels_suspect, run_refusal, run_suspect
+from evalcore.store.exports import qrels_refusal, qrels_suspect, run_refusal, run_suspect
 from evalcore.store.references import ReferenceVersion
 from evalcore.store.runs import RunInfo
 from evalcore.store.study_handle import Study

@@ -1,16 +1,11 @@
 """The live dashboard state, shared by every session of the app process.
 
-One :class:`evalcore.live.dashboard.LiveDashboard` per store file and study,
-kept with ``st.cache_resource`` and guarded by a lock: the first reader builds
-it (every run evaluated once), later readers bring it up to date with
-``refresh`` (nothing read when the store is unchanged; only the touched
-queries re-evaluated after a label). Used by the dashboard and the run
-comparison on the working labels. The state is shared; every read of it takes the
-page's :class:`evalcore.store.study_handle.Study` (opened for the session's reader,
-so a session that may not read the study never reaches another session's state)
-and finds only its study's state. A handle brings the state up to date once (a page run
-opens its handle once and reads the state several times; on PostgreSQL each read of the
-store's marks is a round trip to the server); the next run's handle reads the store again.
+One :class:`evalcore.live.dashboard.LiveDashboard` per store and study, under a lock: the
+first reader builds it, later readers ``refresh`` it (only the queries touched since are
+evaluated again). Every read takes the page's :class:`evalcore.store.study_handle.Study`
+(opened for the session's reader, so a session that may not read the study never reaches
+the state), and a handle refreshes the state once: a page run reads it several times, and
+each read of the store's marks is a round trip on PostgreSQL.
 """
 
 import threading

@@ -1,7 +1,7 @@
 """What every study page starts with, and the one-shot messages callbacks leave behind."""
 
 from collections.abc import Iterable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 import streamlit as st
@@ -10,8 +10,12 @@ from app.components.safe_text import escape_markdown, markdown_lines
 from app.components.session import current_study, get_db, reader
 from evalcore.access.decisions import PermissionDenied
 from evalcore.analysis.bottom_line import GLOSSARY, BottomLine, table_rows
+from evalcore.contract.results import METRIC_LABELS
 from evalcore.store.studies import StudyIn
 from evalcore.store.study_handle import Study, open_study
+
+if TYPE_CHECKING:  # the comparison's models: imported by the pages that show one
+    from evalcore.analysis.compare import ResultsTable
 
 NO_STUDY = "This store holds no study yet: import one on the Data page."
 #: The bottom line's tooltip: what its words mean.
@@ -61,6 +65,15 @@ def say(kind: str, text: str, **options: Any) -> None:
 def show_rows(rows: Iterable[dict], **options: Any) -> None:
     """Rows of plain values as the app's tables are drawn: full width, no index column."""
     st.dataframe(pd.DataFrame(list(rows)), hide_index=True, width="stretch", **options)
+
+
+def results_rows(table: "ResultsTable", k: int | None) -> list[dict[str, str]]:
+    """A comparison table's rows, one per run, with its significance marks; each column named
+    as the verdicts name it (``RR@10``, not MRR) when the runs share the cutoff ``k``."""
+    return [{"run": f"({row.letter}) {row.run}", **{
+        METRIC_LABELS[m].format(k=k) if k is not None else table.column_labels[m]:
+            row.cells[m].text + (f" ^{''.join(row.cells[m].marks)}" if row.cells[m].marks else "")
+        for m in table.metrics}} for row in table.rows]
 
 
 def show_bottom_line(line: BottomLine, *, glossary: bool = False) -> None:

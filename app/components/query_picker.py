@@ -17,11 +17,9 @@ def query_option(qid: str, progress: QueryProgress | None, text: str) -> str:
 def picked_query(value: object, ids: list[str]) -> str | None:
     """The query id a selector value names.
 
-    The browser sends the entry's *text*, which holds counts that change with
-    every label; an entry sent before a label ("you 2/10") no longer matches
-    any current entry ("you 3/10"), so it is read by its id prefix. Before this
-    rule, such a stale entry fell back to the first query (q01) and the next
-    key presses labeled items of a query the annotator never opened.
+    The browser sends the entry's *text*, whose counts change with every label: an entry
+    sent before a label ("you 2/10") matches no current one ("you 3/10"), so it is read by
+    its id prefix (never as the first query, whose items the next keys would label).
     """
     if value in ids:
         return str(value)

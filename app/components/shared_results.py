@@ -1,17 +1,12 @@
 """Results shared by every session of the app process, valid while the store's marks hold.
 
-A page that computes a study-wide result (a run comparison, the annotators'
-agreement, a run's evaluation on a frozen version) asks :func:`shared_result`:
-the first session computes it, every later click and every other session
-reuses it until the store's marks (:mod:`evalcore.store.marks`: the highest
-label and completeness event ids and the study's run ids) move, which a label,
-an adjudication, a completeness declaration or a new run does. The results are
-read-only to the pages. The computation is shared; the authorization is not: every
-call takes the page's :class:`evalcore.store.study_handle.Study`, which only
-:func:`evalcore.store.study_handle.open_study` makes, once the session's reader may read
-the study, and a handle finds only its own study's results. Results live in Streamlit's
-resource cache, keyed by the handle's store (its identity) and study, the page's key and the store's
-marks: at most :data:`MAX_ENTRIES`, least recently used dropped first.
+A page that computes a study-wide result (a run comparison, the annotators' agreement, a
+run's evaluation on a frozen version) asks :func:`shared_result`: the first session computes
+it, every other click and session reuses it (read-only) until the store's marks
+(:mod:`evalcore.store.marks`) move. The computation is shared, the authorization is not:
+every call takes the page's :class:`evalcore.store.study_handle.Study`, made only once the
+session's reader may read the study, and finds only its study's results, in Streamlit's
+resource cache keyed by the store's identity, the study, the page's key and the marks.
 """
 
 import threading
@@ -47,7 +42,7 @@ class _Slot:
 
 def _marks_key(marks: StoreMarks) -> tuple:
     return (marks.label_event, marks.completeness_event, marks.run_ids,
-            tuple(sorted(marks.removed)), marks.corpus_generation)
+            tuple(sorted(marks.removed)), marks.corpus_generation, marks.automatic_import)
 
 
 _CACHE = {"show_spinner": False, "hash_funcs": {StoreMarks: _marks_key}}

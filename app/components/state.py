@@ -1,20 +1,14 @@
 """The study's labeling progress and its queries' pools, shared by every session.
 
-The study's progress (:func:`study_progress_if_ready`) is counted once per server process
-and kept up to date from the store's marks (:mod:`evalcore.store.marks`): after a label,
-an undo, an adjudication or a completeness claim, by anyone, only the queries it touched are
-counted again (:func:`evalcore.annotation.progress.progress_now`, milliseconds).
-Only a new run (or a first visit) needs every pool and every label counted: seconds on a
-large study, done on a thread of its own (:func:`app.components.shared_results.run_on_own_thread`)
-while the page is drawn without the counts. An annotator's share of it (their own labels
-per query) is kept the same way, shared by their sessions.
-
-Each query's pool is kept the same way, for the study's runs (:func:`cached_pool`).
-
-Every public function here takes the page's :class:`evalcore.store.study_handle.Study`
-(opened for the session's reader, so checked once per page run) and reads through it,
-even when the value comes from a state another session counted; the count on a thread
-of its own opens its own handle, as the same reader, on its own connection.
+The study's progress (:func:`study_progress_if_ready`), and each annotator's share of it, is
+counted once per server process and kept up to date from the store's marks
+(:mod:`evalcore.store.marks`): only the queries a label, undo, adjudication or completeness
+claim touched are counted again (:func:`evalcore.annotation.progress.progress_now`). A new
+run or a first visit counts everything, for a large study on a thread of its own while the
+page is drawn without the counts. Each query's pool is kept per set of runs
+(:func:`cached_pool`). Every read goes through the page's
+:class:`evalcore.store.study_handle.Study` (checked for the session's reader), even of a
+state another session counted; the thread opens its own handle as the same reader.
 """
 
 import threading
@@ -23,6 +17,7 @@ from dataclasses import dataclass, field
 import sqlite_utils
 import streamlit as st
 
+from app.components.session import db_path
 from app.components.shared_results import run_on_own_thread
 from evalcore.annotation.pool import PoolItem, query_pool
 from evalcore.annotation.progress import AnnotatorShare, ProgressCounts, StudyProgress, progress_now
@@ -76,7 +71,7 @@ def study_progress_if_ready(
     (started here; the page shows it on its next run). Kept up to date from the queries
     touched since it was counted."""
     study_id = study.study_id
-    path = _store_path()
+    path = str(db_path())
     counted = _counted(path)
     with counted.lock:
         counts = counted.counts.get(study_id)
@@ -125,12 +120,6 @@ def _count_in_background(path: str, study: Study, annotator: str, counted: _Coun
     run_on_own_thread(path, count)
 
 
-def _store_path() -> str:
-    from app.components.session import db_path
-
-    return str(db_path())
-
-
 #: Query pools kept (shared by every session), the least recently used dropped first.
 POOLS_KEPT = 256
 
@@ -144,4 +133,4 @@ def _pool(path: str, study_id: str, query_id: str, run_ids: tuple[int, ...],
 def cached_pool(study: Study, query_id: str) -> list[PoolItem]:
     """The query's pool, shared by every session (read-only), recomputed only when a run was
     added or removed."""
-    return _pool(_store_path(), study.study_id, query_id, store_marks(study).run_ids, study)
+    return _pool(str(db_path()), study.study_id, query_id, store_marks(study).run_ids, study)

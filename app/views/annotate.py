@@ -36,6 +36,7 @@ from app.components.decide_panel import (
 )
 from app.components.information_need import show_information_need
 from app.components.keyboard import item_keys, new_presses
+from app.components.links import QUERY_PARAM, UNIT_PARAM
 from app.components.page import flash, say, show_flash, study_page
 from app.components.query_picker import picked_query, query_option
 from app.components.query_set_choice import decide_query_set
@@ -43,6 +44,7 @@ from app.components.queue import GRADE_MEANINGS, WalkState, current_item, next_u
 from app.components.safe_text import escape_markdown, highlight_terms, truncate
 from app.components.session import annotator as current_annotator
 from app.components.session import annotator_prompt, get_db, reader
+from app.components.shared_results import shared_result
 from app.components.snippet import snippet
 from app.components.state import cached_pool, study_progress_if_ready
 from evalcore.access.roles import Permission
@@ -83,7 +85,6 @@ from evalcore.store.corpus import get_document
 from evalcore.store.dialect import database_errors
 from evalcore.store.drafts import MAX_NOTE_CHARS, drafts, save_draft
 from evalcore.store.labels import ItemChangedError, LabelEvent, label_history, undo_last_label
-from evalcore.store.marks import store_marks
 from evalcore.store.query_reads import query_text as query_text_of
 from evalcore.store.query_reads import query_texts
 from evalcore.store.resolution import resolve_query
@@ -118,8 +119,6 @@ _REFUSED_KEY = "_rl_refused"
 _OPEN_QUERY_KEY = "_rl_open_query"
 _PENDING_QUERY_KEY = "_rl_pending_query"
 _MAX_QUEUE = 1000
-QUERY_PARAM = "query"
-UNIT_PARAM = "unit"
 #: The query this session last wrote into the address: a different one there is a new request.
 _ADDRESS_QUERY_KEY = "_rl_address_query"
 #: The queue selector ("blocking" or "decide") and the to-decide queue's runs and measure.
@@ -671,27 +670,20 @@ def _decide_target(handle: Study) -> DecideTarget | None:
 
 
 def _cached_state(handle: Study, target: DecideTarget) -> DecideState:
-    """The queue's state, built again only when the store changed (a label, a run)."""
-    study_id = handle.study_id
+    """The queue's state, built again only when the store changed (a label, a run); shared
+    by every session."""
     queries = decide_query_set(handle, target)
-    key = ("decide", study_id, target, queries)
-    marks = store_marks(handle)
-    cache = st.session_state.setdefault("_rl_cache", {})
-    entry = cache.get(key)
-    if entry is None or entry[0] != marks:
-        entry = (marks, decide_state(handle, target, query_ids=queries))
-        cache[key] = entry
-    return entry[1]
+    return shared_result(handle, ("decide", target, queries),
+                         lambda: decide_state(handle, target, query_ids=queries))
 
 
 def _on_measure(measure: str) -> None:
     st.session_state[MEASURE_KEY] = measure
 
 
-def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
-                      annotator: str) -> None:
+def _decide_workspace(handle: Study, target: DecideTarget, annotator: str) -> None:
     """The queue's next item beside the verdict panel; both follow every label."""
-    sid = study.study_id
+    sid = handle.study_id
     state = _cached_state(handle, target)
     passed = {(q, u) for s, q, u in st.session_state.get(_DECIDE_PASSED_KEY, set()) if s == sid}
     item = next_queue_item(handle, state.items, annotator, passed)
@@ -725,15 +717,14 @@ def _decide_workspace(handle: Study, study: StudyIn, target: DecideTarget,
             if state.decision.verdict == "undecided":
                 st.info("Every item of the queue is labeled by you or waits for a reviewer "
                         "(in conflict): adjudicate on the Annotator agreement page.")
-            _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
+            _undo_and_browse(sid, annotator)
             return
-        _queue_item(handle, study, token, annotator,
+        _queue_item(handle, token,
                     f"queue item {state.items.index(item) + 1} of {len(state.items)}"
                     + (" · in conflict between annotators" if item.kind == "conflict" else ""))
 
 
-def _queue_item(handle: Study, study: StudyIn, token: ItemToken, annotator: str,
-                position: str) -> None:
+def _queue_item(handle: Study, token: ItemToken, position: str) -> None:
     """The item on screen in the to-decide or sample queue, under its query (no browsing:
     the queue decides what comes next)."""
     query_text = query_text_of(handle, token.query_id)
@@ -741,11 +732,10 @@ def _queue_item(handle: Study, study: StudyIn, token: ItemToken, annotator: str,
     show_information_need(handle, token.query_id, expanded=False)
     _confirm(token, None)
     ranks = {p.unit_id: p.ranks for p in cached_pool(handle, token.query_id)}
-    doc = _item_head(handle, study, token.query_id, query_text, token, position, ranks,
-                     _mine(handle, token.query_id, annotator), None)
+    doc = _item_head(handle, query_text, token, position, ranks,
+                     _mine(handle, token.query_id, token.annotator), None)
     _buttons(token, None)
-    _undo_and_browse(token.study_id, st.session_state.get(_DECIDE_LAST_KEY), annotator, None,
-                     None)
+    _undo_and_browse(token.study_id, token.annotator)
     _note_and_text(handle, token, doc, query_text)
 
 
@@ -775,10 +765,10 @@ def _sample_choice(handle: Study) -> str | None:
     return name
 
 
-def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
+def _sample_workspace(handle: Study, annotator: str) -> None:
     """A stored sample's units one after another in the sample's order: no choosing; a
     skip or can't judge is recorded as the sample's non-response (:func:`_on_pass`)."""
-    sid = study.study_id
+    sid = handle.study_id
     name = _sample_choice(handle)
     if name is None:
         st.session_state.pop(_SAMPLE_ACTIVE_KEY, None)
@@ -807,9 +797,9 @@ def _sample_workspace(handle: Study, study: StudyIn, annotator: str) -> None:
             say("success",
                 f"Every unit of sample {name} is answered: its estimate is on the Compare "
                 "page (Estimate instead).")
-            _undo_and_browse(sid, st.session_state.get(_DECIDE_LAST_KEY), annotator, None, None)
+            _undo_and_browse(sid, annotator)
             return
-        _queue_item(handle, study, token, annotator, f"sample unit {item.position} of {len(queue)}")
+        _queue_item(handle, token, f"sample unit {item.position} of {len(queue)}")
 
 
 @st.fragment
@@ -822,24 +812,24 @@ def _annotate(study: StudyIn, annotator: str) -> None:
     handle = open_study(get_db(), study.study_id, reader())
     mode = _queue_mode(handle)
     if mode == SAMPLE:
-        _sample_workspace(handle, study, annotator)
+        _sample_workspace(handle, annotator)
         return
     st.session_state.pop(_SAMPLE_ACTIVE_KEY, None)
     if mode == DECIDE:
         target = _decide_target(handle)
         if target is not None:
-            _decide_workspace(handle, study, target, annotator)
+            _decide_workspace(handle, target, annotator)
         return
     chosen, progress = _queue(handle, annotator)
     if chosen is not None:
         _open_address_unit(handle, chosen, annotator)
-        _workspace(handle, study, chosen, annotator, progress)
+        _workspace(handle, chosen, annotator, progress)
 
 
-def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str,
+def _workspace(handle: Study, query_id: str, annotator: str,
                study_progress: StudyProgress | None) -> None:
     """The open query's work area; ``study_progress``: as the selector read it this run."""
-    sid = study.study_id
+    sid = handle.study_id
     query_text = query_text_of(handle, query_id)
     pool = cached_pool(handle, query_id)
     order = [item.unit_id for item in blind_order(pool, annotator=annotator, query_id=query_id)]
@@ -872,14 +862,13 @@ def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str,
             item_keys("", None, partial(_on_presses, order))
             st.success("You have labeled every pooled item of this query.")
             _next_query_button(handle, query_id, study_progress)
-            _undo_and_browse(sid, query_id, annotator, None, order)
+            _undo_and_browse(sid, annotator, query_id, None, order)
         else:
             _confirm(token, order)
             position = f"item {order.index(token.unit_id) + 1} of {len(order)}"
-            doc = _item_head(handle, study, query_id, query_text, token, position, ranks, mine,
-                             order)
+            doc = _item_head(handle, query_text, token, position, ranks, mine, order)
             _buttons(token, order)
-            _undo_and_browse(sid, query_id, annotator, current, order)
+            _undo_and_browse(sid, annotator, query_id, current, order)
             _note_and_text(handle, token, doc, query_text)
 
     st.markdown("##### Metrics for this query")
@@ -891,7 +880,7 @@ def _workspace(handle: Study, study: StudyIn, query_id: str, annotator: str,
         render_query_result(result)
 
     _completeness(handle, query_id, annotator, qp)
-    _search(handle, study, query_id, query_text, annotator, set(order))
+    _search(handle, query_id, query_text, annotator, set(order))
 
 
 def _note_and_text(handle: Study, token: ItemToken, doc: tuple[str, str] | None,
@@ -971,15 +960,13 @@ def _next_query_button(handle: Study, query_id: str, progress: StudyProgress | N
         st.rerun()
 
 
-def _item_head(handle: Study, study: StudyIn, query_id: str, query_text: str,
-               token: ItemToken,
-               position: str, ranks: dict[str, dict[str, int]],
-               mine: dict[str, int], order: list[str] | None) -> tuple[str, str] | None:
+def _item_head(handle: Study, query_text: str, token: ItemToken, position: str,
+               ranks: dict[str, dict[str, int]], mine: dict[str, int],
+               order: list[str] | None) -> tuple[str, str] | None:
     """The item's facts and title; returns its text and provenance (shown under the
     buttons, so a phone shows the buttons without scrolling) or None."""
-    db = get_db()
-    unit_id = token.unit_id
-    doc = get_document(db, study.corpus_id, unit_id)
+    unit_id, query_id, corpus_id = token.unit_id, token.query_id, handle.settings.corpus_id
+    doc = get_document(get_db(), corpus_id, unit_id)
     facts = [position, unit_id]
     if order is not None and st.session_state.get(UNBLIND_KEY):  # the queues have no toggle
         facts.append(", ".join(f"rank {r} in {run}" for run, r in sorted(ranks.get(unit_id, {}).items())))
@@ -992,7 +979,7 @@ def _item_head(handle: Study, study: StudyIn, query_id: str, query_text: str,
         facts.append("skipped earlier")
     item_keys(" · ".join(facts), _screen_id(token), partial(_on_presses, order))
     if doc is None:
-        say("warning", f"{unit_id} is not in corpus {study.corpus_id}: "
+        say("warning", f"{unit_id} is not in corpus {corpus_id}: "
                        "judge it by its id or skip it.")
         return None
     shown = displayable_text(handle, unit_id=unit_id, runs=ranks.get(unit_id, {}),
@@ -1034,9 +1021,12 @@ def _buttons(token: ItemToken, order: list[str] | None) -> None:
                   on_click=_on_pass, args=(token, order, True))
 
 
-def _undo_and_browse(sid: str, query_id: str | None, annotator: str, current: str | None,
-                     order: list[str] | None) -> None:
-    """Undo (on ``query_id``) and, in the blocking order, Previous and Next."""
+def _undo_and_browse(sid: str, annotator: str, query_id: str | None = None,
+                     current: str | None = None, order: list[str] | None = None) -> None:
+    """Undo (on ``query_id``; in a queue, ``order`` None, on its last label's query) and, in
+    the blocking order, Previous and Next."""
+    if order is None:
+        query_id = st.session_state.get(_DECIDE_LAST_KEY)
     with st.container(horizontal=True, gap="small"):
         if query_id is not None:
             st.button("Undo", key="undo", shortcut="U",
@@ -1092,7 +1082,7 @@ def _completeness(handle: Study, query_id: str, annotator: str, qp: QueryProgres
                         + (f": {event.reason}" if event.reason else ""))
 
 
-def _search(handle: Study, study: StudyIn, query_id: str, query_text: str, annotator: str,
+def _search(handle: Study, query_id: str, query_text: str, annotator: str,
             pooled: set[str]) -> None:
     with st.expander("Search the corpus for relevant documents no run returned"):
         text = st.text_input("Search", key=SEARCH_KEY, placeholder=query_text)
@@ -1100,7 +1090,7 @@ def _search(handle: Study, study: StudyIn, query_id: str, query_text: str, annot
             return
         db = get_db()
         # scoped in SQL before the limit: other organisations' documents never crowd these out
-        hits = search_corpus(db, study.corpus_id, text, limit=10, viewer=reader())
+        hits = search_corpus(db, handle.settings.corpus_id, text, limit=10, viewer=reader())
         if not hits:
             st.caption("No document matches.")
         mine = _mine(handle, query_id, annotator)

@@ -21,11 +21,18 @@ import pandas as pd
 import streamlit as st
 
 from app.components.address import restore_choice, restore_choices, write_address
-from app.components.decide_link import decide_queue_params
+from app.components.decide_panel import decide_queue_params
 from app.components.figures import unchecked_figure
 from app.components.live_state import with_live_state
 from app.components.navigation import ANNOTATE
-from app.components.page import GLOSSARY_HELP, say, show_bottom_line, show_rows, study_page
+from app.components.page import (
+    GLOSSARY_HELP,
+    results_rows,
+    say,
+    show_bottom_line,
+    show_rows,
+    study_page,
+)
 from app.components.query_set_choice import QUERIES_PARAM, choose_query_set
 from app.components.safe_text import escape_markdown, markdown_lines
 from app.components.session import get_db, reader
@@ -56,7 +63,7 @@ from evalcore.analysis.stats.significance import TEST_LABELS
 from evalcore.contract.measures import FAMILIES, Measure
 from evalcore.contract.results import METRIC_LABELS, METRICS, EvaluationReport
 from evalcore.estimation.pair_estimate import NotEstimable
-from evalcore.estimation.stored import draw_stored_sample, estimate_stored, line_estimate
+from evalcore.estimation.stored import draw_stored_sample, estimate_stored
 from evalcore.report.charts import delta_figure
 from evalcore.report.decision_text import SELECTION_CAUTION
 from evalcore.store.automatic_labels import automatic_sources
@@ -129,22 +136,6 @@ def _comparable(
     verdicts = {t.name: comparability(t, terms[0]) for t in terms}
     refused = {n: v for n, v in verdicts.items() if not v.admitted(accept_unverified)}
     return [t.name for t in terms if t.name not in refused], refused, verdicts
-
-
-def _results_table(comparison, k: int | None) -> list[dict[str, str]]:
-    """One row per run; each column named as the verdicts name it (``RR@10``, not MRR)."""
-    table = comparison.table
-    rows = []
-    for row in table.rows:
-        out = {"run": f"({row.letter}) {row.run}"}
-        for metric in table.metrics:
-            cell = row.cells[metric]
-            marks = "".join(cell.marks)
-            label = (METRIC_LABELS[metric].format(k=k) if k is not None
-                     else table.column_labels[metric])
-            out[label] = cell.text + (f" ^{marks}" if marks else "")
-        rows.append(out)
-    return rows
 
 
 class _Pair(NamedTuple):
@@ -474,7 +465,7 @@ def _estimate_section(handle: Study, baseline: str, candidates: list[str],
                          "confidence interval": e.reason, "sampled of unknown units": "",
                          "labeled · non-response": ""})
             continue
-        rows.append({"measure": e.measure, "estimate": line_estimate(e).text().split(" (")[0],
+        rows.append({"measure": e.measure, "estimate": e.text().split(" (")[0],
                      "confidence interval": f"{e.level:.0%}: {signed_text(e.lower, 3)} to "
                                             f"{signed_text(e.upper, 3)}",
                      "sampled of unknown units": f"{e.n_sampled:,} of {e.n_unknown:,}",
@@ -482,7 +473,7 @@ def _estimate_section(handle: Study, baseline: str, candidates: list[str],
     say("markdown", f"{candidate} vs {baseline} (baseline), sample {name}")
     st.table(pd.DataFrame(rows).set_index("measure"))
     methods = sorted({e.method for e in found.estimates if not isinstance(e, NotEstimable)})
-    lines = [line_estimate(e).text() for e in found.estimates if not isinstance(e, NotEstimable)]
+    lines = [e.text() for e in found.estimates if not isinstance(e, NotEstimable)]
     st.caption(markdown_lines(*map(escape_markdown, [*(f"Method: {m}." for m in methods),
                                                      *lines])))
 
@@ -590,7 +581,7 @@ st.markdown("##### Results table")
 if queries is not None:
     say("caption", f"Over the {len(queries)} quer{'y' if len(queries) == 1 else 'ies'} "
                    "of the query set chosen above.")
-show_rows(_results_table(comparison, terms[0].k))
+show_rows(results_rows(comparison.table, terms[0].k))
 say("caption", comparison.table.legend)
 
 st.markdown("##### Per-query differences")

@@ -27,13 +27,12 @@ from app.components.navigation import AGREEMENT, ANNOTATE
 from app.components.page import study_page
 from app.components.safe_text import escape_markdown
 from app.components.session import get_db, reader
+from evalcore.analysis.interval_text import aggregate_card
 from evalcore.contract.measures import Measure, parse_measure
 from evalcore.contract.reasons import reason_words
 from evalcore.live import query_subsets
-from evalcore.live.charts import per_query_figure
+from evalcore.live.charts import per_query_figure, shows_summary, summary_figure
 from evalcore.live.dashboard import LiveDashboard
-from evalcore.live.summary_chart import shows_summary, summary_figure
-from evalcore.report.aggregate_card import aggregate_card
 from evalcore.store.resolution import resolve_study
 from evalcore.store.study_handle import Study, open_study
 from evalcore.store.study_measures import measure_label

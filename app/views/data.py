@@ -29,8 +29,13 @@ from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
 from evalcore.retrieval.lexical_protocol import MAX_TOP_K, parse_protocol
 from evalcore.retrieval.pin import list_pinned_protocols, pin_protocol
 from evalcore.retrieval.workflow import execute_protocol
-from evalcore.store.export_checks import tool_labels_refusal
-from evalcore.store.exports import export_labels, export_qrels, export_run
+from evalcore.store.exports import (
+    export_labels,
+    export_qrels,
+    export_run,
+    export_tool_labels,
+    tool_labels_refusal,
+)
 from evalcore.store.imports.uploads import UPLOAD_KINDS, UploadKind, import_upload
 from evalcore.store.information_needs import (
     MAX_NEED_CHARS,
@@ -52,7 +57,6 @@ from evalcore.store.study_measures import (
     study_measures,
 )
 from evalcore.store.study_setup import create_study
-from evalcore.store.tool_label_exports import export_tool_labels
 
 KIND_LABELS: dict[UploadKind, str] = {
     "qrels": "TREC qrels (query 0 doc gain)",

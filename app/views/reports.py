@@ -8,18 +8,24 @@ out annotator notes and internal identifiers unless the lead ticks the box.
 import streamlit as st
 
 from app.components.address import restore_choice, write_address
-from app.components.page import flash, say, show_bottom_line, show_flash, show_rows, study_page
+from app.components.page import (
+    flash,
+    results_rows,
+    say,
+    show_bottom_line,
+    show_flash,
+    show_rows,
+    study_page,
+)
 from app.components.query_set_choice import choose_query_set
 from app.components.safe_text import escape_markdown
 from app.components.session import annotator as current_annotator
 from app.components.session import get_db
-from evalcore.contract.results import METRIC_LABELS
 from evalcore.report.csv_export import render_csv, render_verdicts_csv
 from evalcore.report.from_store import report_from_store
 from evalcore.report.html import render_html
-from evalcore.report.json_export import render_json
 from evalcore.report.measure_table import measures_line, run_cells
-from evalcore.report.model import Report
+from evalcore.report.model import Report, render_json
 from evalcore.report.stored import load_report, save_report
 from evalcore.store.references import freeze_reference, list_references
 from evalcore.store.reports import list_reports
@@ -87,10 +93,10 @@ def _on_generate(study_id: str) -> None:
     flash(_FLASH, "success", f"Report {stored.name} generated and stored ({stored.content_hash[:19]}…)")
 
 
-def _column(label: str, metric: str, report: Report) -> str:
-    """A results column named as the verdicts name it (``RR@10``, never ``MRR@10``)."""
+def _shared_k(report: Report) -> int | None:
+    """The cutoff every comparable run shares (None: they differ)."""
     ks = {r.k for r in report.runs if r.comparable}
-    return METRIC_LABELS[metric].format(k=ks.pop()) if len(ks) == 1 and None not in ks else label
+    return ks.pop() if len(ks) == 1 else None
 
 
 def _show_report(report: Report, report_id: int) -> None:
@@ -122,14 +128,8 @@ def _show_report(report: Report, report_id: int) -> None:
             {"run": r.name, **{c.label: c.text for c in run_cells(report, r)}}
             for r in report.runs)
     elif report.comparison is not None:  # a report stored before chosen measures
-        table = report.comparison.table
-        show_rows(
-            {"run": f"({row.letter}) {row.run}", **{
-                _column(table.column_labels[m], m, report): row.cells[m].text
-                + (f" ^{''.join(row.cells[m].marks)}" if row.cells[m].marks else "")
-                for m in table.metrics}}
-            for row in table.rows)
-        say("caption", table.legend)
+        show_rows(results_rows(report.comparison.table, _shared_k(report)))
+        say("caption", report.comparison.table.legend)
     if report.comparison is None and report.comparison_note:
         say("info", report.comparison_note)
     internal = st.checkbox("Include annotator notes and internal identifiers", value=False,

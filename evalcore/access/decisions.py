@@ -93,26 +93,23 @@ def decide_study_action(
     (True when the study has none).
     """
     required = REQUIRED_ROLE[permission]
+
+    def denied(why: str) -> PermissionDenied:
+        return PermissionDenied(
+            f"{user} may not {permission.value} in study {study_id!r}: {why}",
+            actor=user, study_id=study_id, permission=permission, required_role=required,
+            role=role)
+
     if role is None:
-        raise PermissionDenied(
-            f"{user} may not {permission.value} in study {study_id!r}: they are not a member "
-            f"of it, and it needs the {required} role; {grant_hint(study_id, user, required, leads)}",
-            actor=user, study_id=study_id, permission=permission, required_role=required, role=None,
-        )
+        raise denied(f"they are not a member of it, and it needs the {required} role; "
+                     f"{grant_hint(study_id, user, required, leads)}")
     if not role_allows(role, permission):
-        raise PermissionDenied(
-            f"{user} may not {permission.value} in study {study_id!r}: they are {_article(role)} "
-            f"{role}, and it needs the {required} role; "
-            f"{grant_hint(study_id, user, required, leads)}",
-            actor=user, study_id=study_id, permission=permission, required_role=required, role=role,
-        )
+        raise denied(f"they are {_article(role)} {role}, and it needs the {required} role; "
+                     f"{grant_hint(study_id, user, required, leads)}")
     if org_id is not None and not in_study_org:
-        raise PermissionDenied(
-            f"{user} may not {permission.value} in study {study_id!r}: the study belongs to "
-            f"organisation {org_id!r} and they are not in it; an admin of the organisation "
-            f"can add them: evalcore members add-org --db STORE --user {user} --org {org_id}",
-            actor=user, study_id=study_id, permission=permission, required_role=required, role=role,
-        )
+        raise denied(f"the study belongs to organisation {org_id!r} and they are not in it; an "
+                     "admin of the organisation can add them: evalcore members add-org --db "
+                     f"STORE --user {user} --org {org_id}")
     return role
 
 

@@ -42,12 +42,10 @@ class OrgPermission(StrEnum):
     MANAGE_ROLES = "grant or revoke the admin and owner roles"
 
 
-#: The least organisation role that holds each permission.
-REQUIRED_ORG_ROLE: dict[OrgPermission, OrgRole] = {
+#: The least organisation role that holds each permission: an admin's, but for reading (a
+#: member's) and managing roles (an owner's).
+REQUIRED_ORG_ROLE: dict[OrgPermission, OrgRole] = dict.fromkeys(OrgPermission, "admin") | {
     OrgPermission.READ: "member",
-    OrgPermission.ADD_MEMBERS: "admin",
-    OrgPermission.WRITE_CORPUS: "admin",
-    OrgPermission.SHARE_CORPUS: "admin",
     OrgPermission.MANAGE_ROLES: "owner",
 }
 
@@ -143,35 +141,32 @@ def decide_membership_change(
     revoked by owners; anyone may leave on their own; the last owner stays.
     """
     if not (new is None and granter and granter == user):  # leaving on one's own needs none
-        _require_granter(org_id=org_id, granter=granter, granter_role=granter_role, user=user,
-                         current=current, new=new, owners=owners, admins=admins)
+        privileged = new in ("admin", "owner") or current in ("admin", "owner")
+        granters = owners if privileged else admins
+        role_flag = f" --role {new}" if new not in (None, "member") else ""
+        if new is None:
+            change = f"remove {user}"
+            command = f"evalcore members remove-org --db STORE --user {user} --org {org_id}"
+        else:
+            change = f"make {user} {new}"
+            if current is None:
+                change = f"add {user}" + (f" as {new}" if new != "member" else "")
+            command = f"evalcore members add-org --db STORE --user {user} --org {org_id}{role_flag}"
+        require_org_role(
+            org_id=org_id, user=granter, role=granter_role,
+            permission=OrgPermission.MANAGE_ROLES if privileged else OrgPermission.ADD_MEMBERS,
+            granters=granters, what=change,
+            note=(f"{'roles' if privileged else 'membership'} of an organisation "
+                  f"{'are' if privileged else 'is'} granted by its "
+                  f"{'owners' if privileged else 'admins'}, never by self-service or a study "
+                  "lead"),
+            hint=f"ask one of them{' (' + ', '.join(granters) + ')' if granters else ''} to "
+                 f"run: {command} --actor THEM")
     if current == "owner" and new != "owner" and list(owners) == [user]:
         raise ValueError(
             f"{user} is the last owner of organisation {org_id!r} and cannot be "
             f"{'removed' if new is None else 'demoted'}; make someone else an owner first: "
             f"evalcore members add-org --db STORE --user OTHER --org {org_id} --role owner")
-
-
-def _require_granter(*, org_id: str, granter: str, granter_role: OrgRole | None, user: str,
-                     current: OrgRole | None, new: OrgRole | None, owners: Sequence[str],
-                     admins: Sequence[str]) -> None:
-    privileged = new in ("admin", "owner") or current in ("admin", "owner")
-    permission = OrgPermission.MANAGE_ROLES if privileged else OrgPermission.ADD_MEMBERS
-    change = (f"remove {user}" if new is None else
-              f"add {user}" + (f" as {new}" if new != "member" else "") if current is None else
-              f"make {user} {new}")
-    granters = owners if privileged else admins
-    command = (f"evalcore members remove-org --db STORE --user {user} --org {org_id}"
-               if new is None else f"evalcore members add-org --db STORE --user {user} "
-               f"--org {org_id}" + (f" --role {new}" if new != "member" else ""))
-    require_org_role(
-        org_id=org_id, user=granter, role=granter_role, permission=permission,
-        granters=granters, what=change,
-        note=(f"{'roles' if privileged else 'membership'} of an organisation "
-              f"{'are' if privileged else 'is'} granted by its "
-              f"{'owners' if privileged else 'admins'}, never by self-service or a study lead"),
-        hint=f"ask one of them{' (' + ', '.join(granters) + ')' if granters else ''} to run: "
-             f"{command} --actor THEM")
 
 
 def decide_study_member_joins(

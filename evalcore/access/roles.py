@@ -40,24 +40,14 @@ class Permission(StrEnum):
     DRAW_SAMPLE = "draw or grow a sample of unknown units"
 
 
-#: The least role that holds each permission.
-REQUIRED_ROLE: dict[Permission, RoleName] = {
+#: The least role that holds each permission: the lead's, but for what annotators and
+#: reviewers may do.
+REQUIRED_ROLE: dict[Permission, RoleName] = dict.fromkeys(Permission, "lead") | {
     Permission.READ: "annotator",
     Permission.LABEL: "annotator",
     Permission.MARK_COMPLETE: "annotator",
     Permission.REOPEN: "reviewer",
     Permission.ADJUDICATE: "reviewer",
-    Permission.FREEZE_REFERENCE: "lead",
-    Permission.IMPORT: "lead",
-    Permission.CREATE_RUN: "lead",
-    Permission.PIN_PROTOCOL: "lead",
-    Permission.CREATE_REPORT: "lead",
-    Permission.MANAGE_MEMBERS: "lead",
-    Permission.EDIT_QUERIES: "lead",
-    Permission.EXPORT_STUDY: "lead",
-    Permission.CHOOSE_MEASURES: "lead",
-    Permission.REMOVE_QUERIES: "lead",
-    Permission.DRAW_SAMPLE: "lead",
 }
 
 

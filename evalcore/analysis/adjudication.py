@@ -1,25 +1,15 @@
 """What a reviewer needs to settle a conflict: the query, the document, every annotator's say.
 
-:func:`conflict_contexts` gathers, per (query, unit) of a study,
-
-* the query text;
-* the document's title and text -- or, instead, why they are not shown: the
-  unit is not in the study's corpus, or the reader may not read it under
-  organisation scoping (:mod:`evalcore.store.scoping`);
-* each annotator's current label (gain, note and time; undone labels are not
-  current: :func:`evalcore.store.labels.current_judgements`);
-* each automatic source's label of the unit, marked as such (never evidence:
-  :mod:`evalcore.store.automatic_labels`);
-* the unit's resolved state, so an address naming a conflict that was settled
-  since can say so (who adjudicated, with which gain and note).
-
+:func:`conflict_contexts` gathers per (query, unit) the query text, the document (or why
+it is not shown: not in the corpus, or withheld by organisation scoping), each
+annotator's current label, each automatic source's label marked as such (never
+evidence) and the unit's resolved state (so a conflict settled since can say by whom).
 It never picks a gain: the reviewer chooses.
 """
 
 from collections.abc import Iterable
 
-from pydantic import BaseModel, ConfigDict
-
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.store.automatic_labels import automatic_labels
 from evalcore.store.labels import current_judgements
 from evalcore.store.query_reads import query_texts
@@ -28,10 +18,8 @@ from evalcore.store.scoping import readable_document
 from evalcore.store.study_handle import Study
 
 
-class Judgement(BaseModel):
+class Judgement(FrozenModel):
     """One annotator's current label on the unit."""
-
-    model_config = ConfigDict(frozen=True)
 
     annotator: str
     gain: int
@@ -40,10 +28,8 @@ class Judgement(BaseModel):
     created_at: str
 
 
-class ConflictContext(BaseModel):
+class ConflictContext(FrozenModel):
     """One (query, unit) with everything shown next to the reviewer's decision."""
-
-    model_config = ConfigDict(frozen=True)
 
     study_id: str
     query_id: str

@@ -1,11 +1,6 @@
-"""Annotator agreement of a stored study: the store's labels into the agreement summary.
-
-Each annotator's current label per (query, unit) comes from the store's
-resolution (:func:`evalcore.store.resolution.resolve_study`: latest label not
-undone); adjudications are a reviewer's decision, not a judgement, and are left
-out. :func:`evalcore.analysis.stats.annotators.summarize_agreement` then computes
-quadratic-weighted kappa per pair, ordinal Krippendorff's alpha overall and per
-query, the low-agreement flags and the disagreements.
+"""Annotator agreement of a stored study: each annotator's current label per unit (the
+store's resolution; adjudications are a reviewer's decision, not a judgement, and are left
+out) into :func:`evalcore.analysis.stats.annotators.summarize_agreement`.
 """
 
 from collections.abc import Mapping

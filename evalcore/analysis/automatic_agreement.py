@@ -1,16 +1,9 @@
-"""How each automatic source agrees with the humans (contract section 13: automatic labels
-are helpers, never evidence; this is how a lead judges how much to trust one).
+"""How each automatic source agrees with the humans: how much a lead may trust it (contract
+section 13: automatic labels are helpers, never evidence).
 
-For every automatic source of a study (:mod:`evalcore.store.automatic_labels`) the units
-it judged that also have a human gain that counts (the working reference: labeled in
-agreement, or adjudicated; a unit in conflict has no human gain and is left out) give
-
-* the quadratic-weighted Cohen's kappa of the human and the automatic gains
-  (:func:`evalcore.analysis.stats.agreement.cohen_kappa_quadratic`);
-* the 5 x 5 confusion matrix, rows the human gain and columns the automatic gain;
-* per-grade counts: the human and the automatic gains on the shared units, and the
-  source's gains over every unit it judged;
-* the share of exact agreement.
+On the units a source judged that have a human gain that counts (a unit in conflict has
+none), :func:`source_agreement` gives the quadratic-weighted kappa, the 5 x 5 confusion
+matrix (rows human, columns automatic), per-grade counts and the share of exact agreement.
 """
 
 from __future__ import annotations
@@ -18,8 +11,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.stats.agreement import (
     GAIN_CATEGORIES,
     AgreementResult,
@@ -33,10 +26,8 @@ from evalcore.store.study_handle import Study
 UnitKey = tuple[str, str]
 
 
-class SourceAgreement(BaseModel):
+class SourceAgreement(FrozenModel):
     """One automatic source against the human gains that count."""
-
-    model_config = ConfigDict(frozen=True)
 
     source: str
     #: Units the source judged.

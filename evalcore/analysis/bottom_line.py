@@ -1,27 +1,14 @@
 """The bottom line of a comparison: one sentence a lead can repeat, and one compact table.
 
-Every surface that compares two runs (the Compare page, the HTML, JSON, CSV and text
-reports, ``evalcore compare`` and ``evalcore report``) shows the bottom line first and
-builds it here, from the :class:`~evalcore.analysis.pair_comparison.PairComparison`'s
-decisions, so the words, the signs and the named baseline agree everywhere.
-
-**Sign convention.** A comparison is always *candidate − baseline*, with the baseline
-named: the pair's ``run_a`` is the candidate and ``run_b`` the baseline (the Decision's
-``A - B``). A positive interval means the candidate scores higher.
-
-**Words.** Each measure gets one status:
-
-* ``decided`` — the interval of the mean difference lies wholly on one side of 0 (or
-  is exactly 0): the candidate is *better*, *worse* or *tied* whatever the missing
-  labels are;
-* ``open`` — the interval spans 0: labels could still tip it either way; with how many
-  labels would probably settle it (an estimate of the to-decide queue);
-* ``cannot be decided yet`` — on some query a run's value has no bounds at all; with
-  what is missing and what to do.
-
-"unavailable" is kept for values (a mean or an interval that cannot be given). An
-estimate from a random sample of labels (evidence contract section 13) is a different
-kind of statement: it is written ``estimated: ...`` apart from the verdict and never
+Every surface that compares two runs (the Compare page, the reports, ``evalcore compare``)
+shows it first and builds it here, from a
+:class:`~evalcore.analysis.pair_comparison.PairComparison`, so the words, the signs and
+the named baseline agree everywhere. A difference is always *candidate − baseline*: the
+pair's ``run_a`` is the candidate, ``run_b`` the baseline. Each measure is ``decided``
+(better, worse or tied whatever the missing labels are), ``open`` (with about how many
+labels would settle it) or ``cannot be decided yet`` (with what is missing); the words
+are defined once in :data:`GLOSSARY`. An estimate from a random sample of labels
+(contract section 13) is written ``estimated: ...`` apart from the verdict and never
 makes a measure ``decided``. For example::
 
     bm25-title-boost vs bm25-plain (baseline): better on P@10 and nDCG@10 whatever the
@@ -33,10 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
 from evalcore.analysis.compare import MetricComparison
 from evalcore.analysis.decision import ZERO
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.pair_comparison import MeasureVerdict, PairComparison
 from evalcore.contract.reasons import reason_words
 
@@ -81,53 +67,73 @@ GLOSSARY: dict[str, str] = {
 }
 
 
-class Estimate(BaseModel):
-    """A design-based estimate of the mean difference (candidate − baseline) from a random
-    sample of labels (evidence contract section 13)."""
+EstimateDirection = Literal["a_better", "b_better", "unclear"]
 
-    model_config = ConfigDict(frozen=True)
 
+class Estimate(FrozenModel):
+    """A design-based estimate of the mean difference ``run_a - run_b`` on one measure from
+    a random sample of labels (evidence contract section 13): never evidence and never a
+    decided verdict."""
+
+    measure: str
+    run_a: str
+    run_b: str
+    point: float
     lower: float
     upper: float
-    level: float = 0.95
+    level: float
+    #: Units in the sample's answered draws (labeled + non-response).
     n_sampled: int
+    n_labeled: int
+    #: Unknown units of the design's population when it was drawn.
     n_unknown: int
-    #: The runs, when the text names the better one (``estimated: A better``).
-    candidate: str | None = None
-    baseline: str | None = None
     #: Sampled units skipped or judged "can't judge" (taken at their worst case).
-    n_nonresponse: int = 0
-    #: Sampled units not labeled yet (their queries are left out until they are).
-    n_pending: int = 0
-    #: The design and estimator, named after the counts when given.
-    method: str | None = None
-    #: The automatic source used as a predictor, and its weight from 0 (ignored) to 1 chosen
-    #: by the sample; None without a predictor.
+    n_nonresponse: int
+    #: Sampled units not answered yet (their queries are left out until answered).
+    n_pending: int
+    n_queries: int
+    n_queries_sampled: int
+    #: The worst-case (decided) interval on the same evidence, for comparison.
+    worst_lower: float
+    worst_upper: float
+    #: The design and estimator.
+    method: str
+    #: The automatic source used as a predictor, if any (never evidence).
     automatic: str | None = None
+    #: Its weight in the prediction, from 0 (ignored) to 1 (trusted as calibrated), chosen
+    #: by the sample (:func:`~evalcore.estimation.estimator.power_tuned`); None without.
     predictor_weight: float | None = None
 
+    @property
+    def direction(self) -> EstimateDirection:
+        if self.lower > 0:
+            return "a_better"
+        if self.upper < 0:
+            return "b_better"
+        return "unclear"
+
     def text(self) -> str:
-        """``estimated: better (95% CI +0.012 to +0.041; 120 of 2,512 unknown units sampled)``;
-        with the runs and the method: ``estimated: A better (95% CI ...; 120 of 2,512 unknown
-        units sampled, 3 non-response; <method>)``."""
-        better, worse = (
-            ("better", "worse") if self.candidate is None or self.baseline is None
-            else (f"{self.candidate} better", f"{self.baseline} better")
+        """``estimated: A better (95% CI +0.012 to +0.041; 120 of 2,512 unknown units
+        sampled, 3 non-response; <method>)``."""
+        word = {
+            "a_better": f"{self.run_a} better",
+            "b_better": f"{self.run_b} better",
+            "unclear": "no clear difference",
+        }[self.direction]
+        counts = (
+            f"{self.n_sampled:,} of {self.n_unknown:,} unknown units sampled, "
+            f"{self.n_nonresponse:,} non-response"
         )
-        word = better if self.lower > 0 else worse if self.upper < 0 else "no clear difference"
-        counts = f"{self.n_sampled:,} of {self.n_unknown:,} unknown units sampled"
-        if self.method is not None:
-            counts += f", {self.n_nonresponse:,} non-response"
-            if self.n_pending:
-                counts += f", {self.n_pending:,} not yet labeled"
-            counts += f"; {self.method}"
-        return f"estimated: {word} ({self.level:.0%} CI {interval(self.lower, self.upper)}; {counts})"
+        if self.n_pending:
+            counts += f", {self.n_pending:,} not yet labeled"
+        return (
+            f"estimated: {word} ({self.level:.0%} CI {interval(self.lower, self.upper)}; "
+            f"{counts}; {self.method})"
+        )
 
 
-class MeasureLine(BaseModel):
+class MeasureLine(FrozenModel):
     """One measure of the bottom line: one row of its table."""
-
-    model_config = ConfigDict(frozen=True)
 
     measure: str
     #: The Decision's code (``a_better``: the candidate is better), kept for machines.
@@ -157,10 +163,8 @@ class MeasureLine(BaseModel):
         return f"decided: {self.word}" if self.status == "decided" else self.word
 
 
-class BottomLine(BaseModel):
+class BottomLine(FrozenModel):
     """The bottom line of one pair of runs: the sentence, then one row per measure."""
-
-    model_config = ConfigDict(frozen=True)
 
     candidate: str
     baseline: str

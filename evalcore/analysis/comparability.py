@@ -26,8 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pydantic import BaseModel, ConfigDict
-
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.results import EvaluationReport
 
@@ -38,10 +37,8 @@ def cutoff(evaluation: EvaluationReport) -> int | None:
     return next(iter(ks)) if len(ks) == 1 else None
 
 
-class RunTerms(BaseModel):
+class RunTerms(FrozenModel):
     """What decides whether a run can be compared: its corpus, protocol and cutoff."""
-
-    model_config = ConfigDict(frozen=True)
 
     name: str
     corpus_fingerprint: str | None

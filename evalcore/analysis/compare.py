@@ -1,26 +1,16 @@
 """Comparing runs: per-query deltas, paired significance, a results table.
 
-The comparison never replaces a run's score. Each run's score stays the
-contract's aggregate (a mean only when every query has the metric, else
-unavailable). A paired test needs both runs' values on the same queries, so
-it is computed **only on the queries where both runs have the metric
-available**; every :class:`MetricComparison` says in words on how many
-queries it was computed and why the others were excluded, e.g. "computed on
-37 of 50 queries where both runs have nDCG@10; 13 excluded: 9
-unlabeled_returned in run B, 4 population_incomplete in both runs". Its
-``mean_delta`` is the mean difference *on those paired queries*, labelled as
-such, and is not a run's score.
+A comparison never replaces a run's score: each run's score stays the contract's
+aggregate. A paired test needs both runs' values on the same queries, so it is computed
+**only on the queries where both runs have the metric available**, and every
+:class:`MetricComparison` says on how many and why the others were excluded; its
+``mean_delta`` is the mean difference on those paired queries, labelled as such.
 
-Deltas are ``run - reference run``: in ``mode="baseline"`` every run against
-the baseline (the first run unless named); in ``mode="pairwise"`` every pair
-``(later run, earlier run)`` in the order given. A positive delta means the
-first-named run of the pair scored higher.
-
-Significance marks in the :class:`ResultsTable` follow ranx: each run gets a
-letter (a, b, c, ...) and a cell carries the letters of the runs it is
-significantly *higher* than under the chosen test, after correcting the
-p-values per metric over the table's comparisons (Holm-Bonferroni by
-default) at threshold ``alpha``.
+Deltas are ``run - reference run``: every run against the baseline (``mode="baseline"``)
+or every pair ``(later run, earlier run)`` (``mode="pairwise"``). Significance marks in
+the :class:`ResultsTable` follow ranx: each run gets a letter and a cell carries the
+letters of the runs it is significantly *higher* than, after correcting the p-values per
+metric over the table's comparisons (Holm-Bonferroni by default) at threshold ``alpha``.
 """
 
 from collections import Counter
@@ -32,6 +22,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.stats.correction import CORRECTION_LABELS, Correction, adjust_p_values
 from evalcore.analysis.stats.significance import (
     DEFAULT_PERMUTATIONS,
@@ -72,30 +63,24 @@ class ComparisonSettings(BaseModel):
     seed: int = DEFAULT_SEED
 
 
-class ExclusionCount(BaseModel):
+class ExclusionCount(FrozenModel):
     """How many excluded queries had ``reason`` in ``side`` (a run's name, or "both runs")."""
-
-    model_config = ConfigDict(frozen=True)
 
     reason: str
     side: str
     n: int
 
 
-class ExcludedQuery(BaseModel):
+class ExcludedQuery(FrozenModel):
     """A query left out of a paired comparison, with each run's reasons."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     reasons_a: list[str]
     reasons_b: list[str]
 
 
-class MetricComparison(BaseModel):
+class MetricComparison(FrozenModel):
     """Run ``run_a`` against run ``run_b`` on one metric, on the queries both have."""
-
-    model_config = ConfigDict(frozen=True)
 
     #: A section-7 key (``ndcg``) or a catalogue measure's canonical name (``nDCG@10``).
     metric: str
@@ -119,10 +104,8 @@ class MetricComparison(BaseModel):
     selection_note: str | None = None
 
 
-class TableCell(BaseModel):
+class TableCell(FrozenModel):
     """One run's aggregate for one metric, as the contract gives it, with marks."""
-
-    model_config = ConfigDict(frozen=True)
 
     aggregate: AggregateValue
     text: str
@@ -130,18 +113,14 @@ class TableCell(BaseModel):
     marks: list[str]
 
 
-class TableRow(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class TableRow(FrozenModel):
     run: str
     letter: str
     cells: dict[str, TableCell]
 
 
-class ResultsTable(BaseModel):
+class ResultsTable(FrozenModel):
     """Rows = runs, columns = metrics, like a paper's results table."""
-
-    model_config = ConfigDict(frozen=True)
 
     metrics: list[MetricName]
     column_labels: dict[str, str]
@@ -149,10 +128,8 @@ class ResultsTable(BaseModel):
     legend: str
 
 
-class RunComparison(BaseModel):
+class RunComparison(FrozenModel):
     """Every metric comparison of a set of runs, and the results table."""
-
-    model_config = ConfigDict(frozen=True)
 
     runs: list[str]
     mode: ComparisonMode
@@ -365,19 +342,15 @@ def compare_runs(
         ]
         comparisons.extend(block)
         adjusted.extend(adjust_p_values([c.tests[test].p_value for c in block], correction))
-    table = _table(reports, metrics, comparisons, adjusted, mode, base, test, alpha, correction)
+    settings = ComparisonSettings(metrics=tuple(metrics), mode=mode, test=test, alpha=alpha,
+                                  correction=correction, permutations=permutations, seed=seed)
     return RunComparison(
         runs=names,
-        mode=mode,
         baseline=base,
-        test=test,
-        alpha=alpha,
-        correction=correction,
-        permutations=permutations,
-        seed=seed,
         comparisons=comparisons,
         adjusted_p_values=adjusted,
-        table=table,
+        table=_table(reports, comparisons, adjusted, settings, base),
+        **settings.model_dump(exclude={"metrics"}),
     )
 
 
@@ -392,15 +365,12 @@ def aggregate_text(value: AggregateValue) -> str:
 
 def _table(
     reports: Mapping[str, EvaluationReport],
-    metrics: Sequence[MetricName],
     comparisons: Sequence[MetricComparison],
     adjusted: Sequence[float | None],
-    mode: ComparisonMode,
+    settings: ComparisonSettings,
     baseline: str | None,
-    test: TestName,
-    alpha: float,
-    correction: Correction,
 ) -> ResultsTable:
+    metrics, alpha = settings.metrics, settings.alpha
     names = list(reports)
     letters = {name: _letter(i) for i, name in enumerate(names)}
     marks: dict[tuple[str, str], list[str]] = {}
@@ -424,14 +394,15 @@ def _table(
         rows.append(TableRow(run=name, letter=letters[name], cells=cells))
     scope = (
         f"each run against the baseline {baseline!r}"
-        if mode == "baseline"
+        if settings.mode == "baseline"
         else "every pair of runs"
     )
     legend = (
         f"Each cell is the run's aggregate over all its queries; 'unavailable' means some "
         f"queries lack the metric (no mean of the rest is shown). A superscript letter marks "
         f"a significant difference: the run is higher than the run with that letter "
-        f"({TEST_LABELS[test]}, two-sided, p < {alpha} after {CORRECTION_LABELS[correction]} "
+        f"({TEST_LABELS[settings.test]}, two-sided, p < {alpha} after "
+        f"{CORRECTION_LABELS[settings.correction]} "
         f"per metric over {scope}). Each test is computed only on the queries where both "
         f"runs have the metric available; the number of paired queries is stated with "
         f"each comparison."

@@ -43,13 +43,14 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.pair_bounds import (
     METHODS,
     PAIR_FAMILIES,
     cut_and_cutoffs,
     pair_interval_ends,
+    relevance_threshold,
 )
 from evalcore.analysis.pair_units import PairUnits, align
 from evalcore.analysis.shared_evidence import shared_evidence
@@ -78,10 +79,8 @@ ZERO = 1e-12
 Verdict = Literal["a_better", "b_better", "tied", "undecided", "undecidable"]
 
 
-class Decision(BaseModel):
+class Decision(FrozenModel):
     """What the evidence decides about ``run_a - run_b`` on one measure."""
-
-    model_config = ConfigDict(frozen=True)
 
     measure: str
     run_a: str
@@ -156,7 +155,7 @@ class PairEvaluation:
         undefined = None
         if measure.family in REFERENCE_FAMILIES:
             u = self.units
-            in_a, in_b = cut_rows(u, measure)
+            in_a, in_b, _, _ = cut_and_cutoffs(u, measure)
             t = relevance_threshold(measure, self.protocol)
             # No completion defines the measure for this run alone, but one of the pair
             # does (a unit only the other run returns may be relevant): the value is in
@@ -226,19 +225,6 @@ def _run_interval(result: BatchResult, name: str) -> tuple[np.ndarray, np.ndarra
     return np.where(available, value, lower), np.where(available, value, upper)  # copies
 
 
-def relevance_threshold(measure: Measure, protocol: EvalProtocol) -> int:
-    """The gain from which a unit counts as relevant for ``measure`` (nDCG: any positive)."""
-    if measure.family == "nDCG":
-        return 1
-    return protocol.relevance_threshold if measure.rel is None else measure.rel
-
-
-def cut_rows(units: PairUnits, measure: Measure) -> tuple[np.ndarray, np.ndarray]:
-    """bool[U] per run: the unit is in the run's cut of ``measure``."""
-    in_a, in_b, _, _ = cut_and_cutoffs(units, measure)
-    return in_a, in_b
-
-
 def evaluate_pair(
     batch_a: ObservationBatch,
     batch_b: ObservationBatch,
@@ -277,7 +263,7 @@ def open_rows(pair: PairEvaluation, name: str, open_query: np.ndarray) -> np.nda
     """bool[U]: unknown units in a run's cut of ``name`` on the queries ``open_query``."""
     u = pair.units
     measure = pair.measures[name]
-    in_a, in_b = cut_rows(u, measure)
+    in_a, in_b, _, _ = cut_and_cutoffs(u, measure)
     unknown = u.unknown
     if measure.family not in ("nDCG", "Judged"):  # a relevance measure: straddling the threshold
         t = relevance_threshold(measure, pair.protocol)
@@ -392,21 +378,6 @@ class EvaluatedPair:
         return [] if population is None else population.size_notes()
 
 
-def evaluate_stored_pair(
-    study: Study,
-    run_a: str,
-    run_b: str,
-    measures: Sequence[Measure | str],
-    reference: str | None = None,
-    *,
-    query_ids: Sequence[str] | None = None,
-) -> PairEvaluation:
-    """Both stored runs against the working reference (or frozen version ``reference``),
-    over the study's queries or the query set ``query_ids``
-    (:func:`evalcore.analysis.query_set.resolve_stored_query_set`)."""
-    return stored_pair(study, run_a, run_b, measures, reference, query_ids=query_ids).pair
-
-
 def stored_pair(
     study: Study,
     run_a: str,
@@ -416,9 +387,10 @@ def stored_pair(
     *,
     query_ids: Sequence[str] | None = None,
 ) -> EvaluatedPair:
-    """:func:`evaluate_stored_pair` with the columns it was packed from (``query_ids``:
-    a resolved query set, else the study's queries). The runs are packed from the study's
-    shared evidence (:func:`evalcore.analysis.shared_evidence.shared_evidence`)."""
+    """Both stored runs against the working reference (or frozen version ``reference``),
+    over the study's queries or the resolved query set ``query_ids``, evaluated as a pair,
+    with the columns they were packed from (the study's shared evidence,
+    :func:`evalcore.analysis.shared_evidence.shared_evidence`)."""
     # The observations of both runs over the union of their query sets, as columns (one
     # read of the reference; no per-query objects).
     columns = runs_as_columns(study, [run_a, run_b], shared_evidence(study, reference),
@@ -457,5 +429,5 @@ def decide(
     """Decisions of stored run ``run_a`` against ``run_b`` on each of ``measures``
     (names like ``"nDCG@10"`` or :class:`Measure` s), against the working reference or
     the frozen version ``reference``."""
-    pair = evaluate_stored_pair(study, run_a, run_b, measures, reference)
+    pair = stored_pair(study, run_a, run_b, measures, reference).pair
     return [decide_measure(pair, name, run_a, run_b) for name in pair.measures]

@@ -34,32 +34,30 @@ import dataclasses
 from collections.abc import Mapping
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.decision import (
     ZERO,
     PairEvaluation,
-    cut_rows,
     open_rows,
-    relevance_threshold,
     verdict_of,
 )
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.pair_bounds import (
     OPEN_MARGIN,
     PAIR_FAMILIES,
+    cut_and_cutoffs,
     net_weight,
     pair_interval,
     pair_interval_ends,
+    relevance_threshold,
 )
 from evalcore.analysis.pair_units import PairUnits
 from evalcore.compute.measures.ranking import segment_reduce
 from evalcore.contract.gains import MAX_GAIN
 
 
-class DecideItem(BaseModel):
+class DecideItem(FrozenModel):
     """One unknown unit and what its label can do to the comparison."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     unit_id: str
@@ -74,9 +72,7 @@ class DecideItem(BaseModel):
     kind: str
 
 
-class DecideQueue(BaseModel):
-    model_config = ConfigDict(frozen=True)
-
+class DecideQueue(FrozenModel):
     measure: str
     items: list[DecideItem]
     #: All candidates (``items`` may be cut to a limit).
@@ -123,7 +119,7 @@ def _relevant_rows(pair: PairEvaluation, name: str) -> np.ndarray | None:
     if measure.family not in ("RR", "Success"):
         return None
     u = pair.units
-    in_a, in_b = cut_rows(u, measure)
+    in_a, in_b, _, _ = cut_and_cutoffs(u, measure)
     t = relevance_threshold(measure, pair.protocol)
     # A row ranked after a run's first certainly relevant unit is never that run's first
     # relevant one (a label only moves the first one up): only rows up to it are read.
@@ -412,12 +408,6 @@ def gain_distribution(pair: PairEvaluation, rows: np.ndarray) -> np.ndarray:
     return probs / probs.sum(axis=1, keepdims=True)
 
 
-def _settled(lower: float, upper: float, lower_open: bool = False, upper_open: bool = False
-             ) -> bool:
-    """Decided or tied (:func:`~evalcore.analysis.decision.verdict_of`)."""
-    return verdict_of(lower, upper, lower_open, upper_open) != "undecided"
-
-
 def labels_to_decide(pair: PairEvaluation, name: str, rows: np.ndarray,
                      progress: np.ndarray | None = None, scores: np.ndarray | None = None
                      ) -> int | None:
@@ -435,8 +425,9 @@ def labels_to_decide(pair: PairEvaluation, name: str, rows: np.ndarray,
     if lower.size == 0 or np.isnan(lower).any() or np.isnan(upper).any():
         return None
     lower_open, upper_open = pair.open_ends(name)
-    if _settled(float(lower.mean()), float(upper.mean()), bool(lower_open.any()),
-                bool(upper_open.any())):
+    verdict = verdict_of(float(lower.mean()), float(upper.mean()), bool(lower_open.any()),
+                         bool(upper_open.any()))
+    if verdict != "undecided":  # decided or tied
         return 0
     rows = np.asarray(rows, dtype=np.int64)
     if rows.size == 0:

@@ -1,40 +1,22 @@
 """The ranking inspector: one run's ranked list for one query, row by row, with why.
 
-:func:`inspect_query` returns every returned position of the run for the query
-(positions beyond ``k`` are listed but flagged ``beyond_k``: no metric looks at
-them) with
-
-* the resolved label of the working reference (or of a frozen version), its
-  state (``labeled``, ``conflict``, ``adjudicated`` or ``unlabeled``) and each
-  annotator's current gain and note, and the adjudicating reviewer's note
-  (working reference only: a frozen version holds gains, not who gave them), and each
-  automatic source's gain, marked as automatic (never evidence:
-  :mod:`evalcore.store.automatic_labels`);
-* flags: ``unlabeled`` (no gain that counts: never labeled, or in conflict),
-  ``duplicate`` (the unit already appeared at an earlier position: it keeps its
-  rank and adds no gain), ``permission_violation`` (the unit is outside the
-  run's permitted set), ``conflict`` (annotators disagree and no adjudication
-  stands);
-* the document title, **except** for a unit that violates the permitted set
-  (its text is never shown, only its id) and a document the reader may
-  not read under organisation scoping (:mod:`evalcore.store.scoping`):
-  ``title_withheld`` then says why.
-
-It also returns the query's :class:`QueryResult` (from the metric computer)
-so the page shows the metrics with their reasons and bounds.
-
-:func:`rank_changes` lines two runs' lists up: for each unit of the second
-run, how it moved relative to the first (``↑3``, ``↓1``, ``=``, ``new``), and
-the units of the first run that the second did not return (``dropped``).
-Positions are each unit's first position; within ``k`` only, by default.
+:func:`inspect_query` gives every returned position (those beyond ``k`` flagged: no
+metric reads them) with its resolved label and who gave it (working reference only: a
+frozen version holds gains, not who gave them), the automatic sources' gains marked as
+automatic (never evidence), its flags, and the document title, **except** for a unit
+outside the run's permitted set (only its id is shown) or a document the reader may not
+read (:mod:`evalcore.store.scoping`); plus the query's :class:`QueryResult`, so the page
+shows the metrics with their reasons and bounds. :func:`rank_changes` lines two runs'
+lists up unit by unit (``↑3``, ``↓1``, ``=``, ``new``, ``dropped``).
 """
 
 from __future__ import annotations
 
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.compute.evaluate import evaluate
 from evalcore.contract.results import MetricValue, QueryResult
 from evalcore.store.automatic_labels import unit_automatic_labels
@@ -51,10 +33,8 @@ from evalcore.store.study_measures import measure_label, shown_measures, study_m
 LabelState = Literal["labeled", "conflict", "adjudicated", "unlabeled"]
 
 
-class InspectedRow(BaseModel):
+class InspectedRow(FrozenModel):
     """One returned position of a run for a query."""
-
-    model_config = ConfigDict(frozen=True)
 
     rank: int
     unit_id: str
@@ -84,10 +64,8 @@ class InspectedRow(BaseModel):
     title_withheld: str | None = None
 
 
-class QueryInspection(BaseModel):
+class QueryInspection(FrozenModel):
     """A run's ranked list for one query, and the query's metrics."""
-
-    model_config = ConfigDict(frozen=True)
 
     study_id: str
     run: str
@@ -225,10 +203,8 @@ def inspect_query(
     )
 
 
-class RankChange(BaseModel):
+class RankChange(FrozenModel):
     """How one unit moved from run A's list to run B's."""
-
-    model_config = ConfigDict(frozen=True)
 
     unit_id: str
     rank_a: int | None

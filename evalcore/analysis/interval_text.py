@@ -1,19 +1,13 @@
 """The one way an unavailable measure is written: the interval the truth lies in, or why none.
 
-Every screen (dashboard cards and chart, Inspector) and every report card
-writes an unavailable value with these functions, so they read alike::
-
-    unavailable · 0.41 to 0.58, 23 unlabeled
-    unavailable · 0.41 to 0.58, 23 unlabeled, 2 in conflict
-    unavailable · population incomplete on 9 queries
-
-Bounds are printed rounded outwards (the lower one down, the upper one up),
-so the printed interval still holds the truth. The counts are the unknown
-units behind the missing values: unlabeled returned units, and units whose
-annotators disagree (in conflict), counted apart. Where a value has no bounds
-the text says why: the reasons other than unknown labels (those alone always
-give bounds), with how many queries carry each one for an aggregate.
-Formats only; never computes a measure.
+Every screen and report card writes an unavailable value with these functions, so they
+read alike (``unavailable · 0.41 to 0.58, 23 unlabeled, 2 in conflict``). Bounds are
+rounded outwards, so the printed interval still holds the truth; the counts are the
+unknown units behind the missing values (unlabeled and in conflict apart). Without bounds
+the text says why: the reasons other than unknown labels (those alone always give
+bounds). :func:`aggregate_card` gives the words of a dashboard card: the mean, or ``unavailable —
+13 of 50 queries missing (9 unlabeled results in the top k, ...)`` with the reasons in
+plain words, counted per reason. Formats only; never computes a measure.
 """
 
 from __future__ import annotations
@@ -21,7 +15,8 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from evalcore.contract.reasons import Reason
+from evalcore.analysis.frozen import FrozenModel
+from evalcore.contract.reasons import Reason, reason_words
 from evalcore.contract.results import AggregateValue, MetricValue
 
 #: The word every unavailable value starts with, and the separator before its interval.
@@ -70,7 +65,7 @@ def why_unbounded(reasons: Mapping[str, int] | Sequence[str]) -> str:
         items = [(code, n) for code, n in reasons.items() if code not in _UNKNOWN_REASONS] or list(
             reasons.items())
         items.sort(key=lambda kv: (-kv[1], kv[0]))
-        return ", ".join(f"{_words(code)} on {n} {'query' if n == 1 else 'queries'}"
+        return ", ".join(f"{_words(code)} on {n} {_queries(n)}"
                          for code, n in items) or "no bounds"
     codes = [code for code in reasons if code not in _UNKNOWN_REASONS] or list(reasons)
     return ", ".join(_words(code) for code in codes) or "no bounds"
@@ -113,3 +108,65 @@ def aggregate_value_text(value: AggregateValue, unlabeled: int | None, conflicts
         return UNAVAILABLE + SEPARATOR + "no queries"
     return UNAVAILABLE + SEPARATOR + unavailable_detail(
         value.lower, value.upper, unlabeled, conflicts, value.reasons)
+
+
+class AggregateCard(FrozenModel):
+    """The texts of one card."""
+
+    available: bool
+    #: "0.5320" or "unavailable"
+    headline: str
+    #: "mean over 50 queries" or "13 of 50 queries missing (9 unlabeled_returned, ...)"
+    detail: str
+    #: "bounds 0.4100–0.6300" when defined, else None
+    bounds: str | None = None
+    #: beside "unavailable": "0.41 to 0.58, 23 unlabeled" or "population incomplete on 9
+    #: queries" (None when available)
+    interval: str | None = None
+
+    @property
+    def status_line(self) -> str:
+        """``0.5320``, or ``unavailable · 0.41 to 0.58, 23 unlabeled``."""
+        return self.headline if self.interval is None else (
+            f"{UNAVAILABLE}{SEPARATOR}{self.interval}")
+
+    @property
+    def sentence(self) -> str:
+        """The card in one line, e.g. ``unavailable — 13 of 50 queries missing (...)``."""
+        text = f"{self.headline} — {self.detail}"
+        return f"{text}; {self.bounds}" if self.bounds else text
+
+
+def aggregate_card(value: AggregateValue, unknowns: tuple[int, int] | None = None
+                   ) -> AggregateCard:
+    """The card texts of an aggregate (section 6 of the contract).
+
+    ``unknowns`` is (unlabeled, in conflict) over the missing queries
+    (:func:`evalcore.analysis.interval_text.unknown_counts`); without it the interval
+    carries no counts.
+    """
+    if value.available and value.value is not None:
+        return AggregateCard(
+            available=True,
+            headline=f"{value.value:.4f}",
+            detail=f"mean over {value.n_queries} {_queries(value.n_queries)}",
+        )
+    if value.n_queries == 0:
+        return AggregateCard(available=False, headline="unavailable", detail="no queries",
+                             interval="no queries")
+    reasons = ", ".join(f"{n} {reason_words(code)}" for code, n in sorted(value.reasons.items(),
+                                                             key=lambda kv: (-kv[1], kv[0])))
+    detail = f"{value.n_missing} of {value.n_queries} {_queries(value.n_queries)} missing"
+    if reasons:
+        detail += f" ({reasons})"
+    bounds = None
+    if value.lower is not None and value.upper is not None:
+        bounds = f"bounds {value.lower:.4f}–{value.upper:.4f}"
+    unlabeled, conflicts = unknowns if unknowns is not None else (None, 0)
+    interval = unavailable_detail(value.lower, value.upper, unlabeled, conflicts, value.reasons)
+    return AggregateCard(available=False, headline="unavailable", detail=detail, bounds=bounds,
+                         interval=interval)
+
+
+def _queries(n: int) -> str:
+    return "query" if n == 1 else "queries"

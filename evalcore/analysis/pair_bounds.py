@@ -98,14 +98,17 @@ def cut_and_cutoffs(units: PairUnits, measure: Measure) -> tuple[np.ndarray, np.
     return in_a, in_b, ka, kb
 
 
-def _threshold(measure: Measure, protocol: EvalProtocol) -> int:
+def relevance_threshold(measure: Measure, protocol: EvalProtocol) -> int:
+    """The gain from which a unit counts as relevant for ``measure`` (nDCG: any positive)."""
+    if measure.family == "nDCG":
+        return 1
     return protocol.relevance_threshold if measure.rel is None else measure.rel
 
 
 def _relevance(units: PairUnits, measure: Measure, protocol: EvalProtocol
                ) -> tuple[np.ndarray, np.ndarray]:
     """bool[U] (certainly relevant, of unknown relevance) at the measure's threshold."""
-    t = _threshold(measure, protocol)
+    t = relevance_threshold(measure, protocol)
     sure = units.low >= t
     return sure, (units.high >= t) & ~sure
 
@@ -269,7 +272,7 @@ def _reference_counts(units: PairUnits, measure: Measure, protocol: EvalProtocol
     outside units of section 12, np.inf when unbounded; ``maybe``: bool[U], rows of unknown
     relevance in a cut)."""
     n, q = units.n, units.query
-    t = _threshold(measure, protocol)
+    t = relevance_threshold(measure, protocol)
     sure, maybe = _relevance(units, measure, protocol)
     maybe = maybe & (in_a | in_b)
     # Certainly relevant: reference labels, and unlabeled units a what-if copy fixed.

@@ -1,20 +1,11 @@
 """Two runs compared per measure, in the order a lead reads it (contract section 11).
 
-For each measure a :class:`MeasureVerdict` holds, in this order:
-
-1. the verdict of the evidence (:mod:`evalcore.analysis.decision`) with the
-   mean-difference interval, or, when undecidable, each cause in plain words
-   with what to do (:class:`UndecidableCause`);
-2. the head of the "to decide" queue (:mod:`evalcore.analysis.decision_queue`);
-3. the paired significance tests (:func:`evalcore.analysis.compare.compare_metric`),
-   with the queries left out and the selection caution.
-
-Beside them, apart, :class:`PairComparison.compat` holds the numbers with
-unjudged units counted as non-relevant (trec_eval compatibility,
-:mod:`evalcore.analysis.trec_eval_numbers`). Those numbers are never evidence and
-are never put beside the verdict's.
-
-The Compare page, the reports and ``evalcore compare`` all read this model.
+Each :class:`MeasureVerdict` holds the evidence's verdict (:mod:`evalcore.analysis.decision`)
+with its interval or, when undecidable, each cause in plain words with what to do; the
+head of the to-decide queue; the paired significance tests with the queries left out.
+Apart, :attr:`PairComparison.compat` holds the trec_eval-compatible numbers
+(:mod:`evalcore.analysis.trec_eval_numbers`), never evidence and never beside the
+verdict's. The Compare page, the reports and ``evalcore compare`` all read this model.
 """
 
 from __future__ import annotations
@@ -22,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from evalcore.analysis.compare import (
     DIFFERENT_K,
@@ -39,6 +30,7 @@ from evalcore.analysis.decision import (
     stored_pair,
 )
 from evalcore.analysis.decision_queue import DecideQueue, decide_queue
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.trec_eval_numbers import COMPAT_LABEL, TrecEvalCompat, trec_eval_compat
 from evalcore.compute.measures.base import reason_codes
 from evalcore.contract.measures import Measure
@@ -77,20 +69,16 @@ _CAUSES: dict[str, str] = {
 }
 
 
-class UndecidableCause(BaseModel):
+class UndecidableCause(FrozenModel):
     """One reason a comparison is undecidable: on how many queries, and what to do."""
-
-    model_config = ConfigDict(frozen=True)
 
     reason: str
     n_queries: int
     text: str
 
 
-class MeasureVerdict(BaseModel):
+class MeasureVerdict(FrozenModel):
     """One measure of the pair: the verdict, the queue, the paired tests, in that order."""
-
-    model_config = ConfigDict(frozen=True)
 
     decision: Decision
     causes: list[UndecidableCause]
@@ -102,31 +90,9 @@ class MeasureVerdict(BaseModel):
     def measure(self) -> str:
         return self.decision.measure
 
-    def interval_text(self) -> str | None:
-        """The mean-difference interval in words ("−0.040 to +0.120"; an end no completion
-        reaches, e.g. an open population's, marked "(exclusive)"); None when undecidable."""
-        d = self.decision
-        if d.lower is None or d.upper is None:
-            return None
-        return interval_text(d.lower, d.upper, d.lower_open, d.upper_open)
 
-    def detail(self) -> str:
-        """What moves the verdict: unknown units (undecided), causes (undecidable), or ''."""
-        d = self.decision
-        if d.verdict == "undecided":
-            return (f"{d.n_unknown_units} unknown unit{'s' if d.n_unknown_units != 1 else ''} "
-                    "could still move it")
-        if d.verdict == "undecidable":
-            return "; ".join(c.text for c in self.causes) or d.summary
-        if d.verdict == "tied":
-            return "every query's difference is known to be 0"
-        return "whatever the missing labels are"
-
-
-class PairComparison(BaseModel):
+class PairComparison(FrozenModel):
     """Run ``run_a`` against ``run_b`` (differences are ``A - B``) on each measure."""
-
-    model_config = ConfigDict(frozen=True)
 
     run_a: str
     run_b: str
@@ -140,20 +106,6 @@ class PairComparison(BaseModel):
     #: What the verdicts assume besides the labels: the corpus size that bounds open
     #: populations, when the store holds the study's corpus (empty: none known).
     notes: list[str] = Field(default_factory=list)
-
-
-def interval_text(lower: float, upper: float, lower_open: bool = False,
-                  upper_open: bool = False) -> str:
-    """``"−0.040 to +0.120"`` (a true minus sign); an open end, which no completion of the
-    labels reaches, is followed by ``(exclusive)``: ``"+0.000 (exclusive) to +0.651"``."""
-    low = _signed(lower) + (" (exclusive)" if lower_open else "")
-    high = _signed(upper) + (" (exclusive)" if upper_open else "")
-    return f"{low} to {high}"
-
-
-def _signed(value: float) -> str:
-    text = f"{value:+.3f}"
-    return "\N{MINUS SIGN}" + text[1:] if text.startswith("-") else text
 
 
 def undecidable_causes(decision: Decision) -> list[UndecidableCause]:

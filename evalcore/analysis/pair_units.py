@@ -1,33 +1,18 @@
 r"""Two runs' rankings of one query set aligned unit by unit: the input of decided comparisons.
 
-Runs A and B over the same queries share their unknown units: an unlabeled
-unit (or one in conflict) returned by both has ONE true gain. :class:`PairUnits`
-holds, per query, every distinct unit either run returned (in the packed
-positions), with
+Runs A and B over the same queries share their unknown units: an unlabeled unit (or one
+in conflict) returned by both has ONE true gain. :class:`PairUnits` holds, per query,
+every distinct unit either run returned, with its first counted rank in each run, the
+lowest and highest gain it may have (exactly as
+:class:`~evalcore.compute.measures.ranking.RankingArrays` reads them), and the query's
+reference labels (the \|R\| and IDCG population); rows are grouped by query, so per-query
+folds are segment sums.
 
-* ``rank_a`` / ``rank_b``: the rank of its first counted occurrence in each run
-  (0: not returned; returned duplicates add nothing, as in the measures);
-* ``low`` / ``high``: the lowest and highest gain it may have under the
-  protocol (a label: its gain; unlabeled: 0..MAX_GAIN; a conflict: its
-  annotators' range), exactly as :class:`~evalcore.compute.measures.ranking.RankingArrays`
-  reads them;
-* ``unlabeled`` (not among the reference labels: a completion adds it to \|R\|
-  and IDCG at its gain) and ``conflict`` flags;
-
-and the reference labels of each query (``ref_query``, ``ref_low``,
-``ref_high``: the \\|R\\| and IDCG population). Unit rows are grouped by query
-(sorted), so per-query folds are segment sums and ``reduceat``.
-
-On a population not declared complete (contract section 12) the population also
-holds the *outside* units: corpus units with no label that neither run has in
-its cut, any number of which (up to :meth:`PairUnits.outside`, ``U_out`` of the
-pair) may be relevant with any gain. ``unlabeled_pool`` holds, per query, the
-corpus units with no label (``np.inf``: the corpus size is unknown; 0 where the
-population is complete). It is the only per-query input the store must give
-besides the labels: ``ObservationBatch.with_corpus_size`` on both runs' batches.
-
-:meth:`PairUnits.what_if` replicates queries with one unit's gain fixed: the
-"what would this label change" scenarios the decide-queue scores.
+On a population not declared complete (contract section 12) up to
+:meth:`PairUnits.outside` corpus units with no label, in neither cut, may be relevant
+with any gain: ``unlabeled_pool`` (per query; ``np.inf``: corpus size unknown) is the only
+per-query input the store must give besides the labels. :meth:`PairUnits.what_if` and
+its kin copy queries with some gains fixed: the scenarios the decide-queue scores.
 """
 
 from __future__ import annotations

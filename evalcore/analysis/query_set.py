@@ -1,21 +1,12 @@
 """Query sets: the queries a comparison or report is over, named once and resolved once.
 
-A lead names the set with a short spec (:meth:`QuerySetSpec.parse`):
-
-* ``all`` (the default): every query of the study the runs are compared over
-  (ranked by a run, labeled or claimed in the reference), removed queries left out;
-* ``judged``: those with at least one relevant label in the working reference;
-* ``answered``: those every compared run returned at least one result for;
-* an explicit list: ``q1,q2,q7``, or ``@FILE`` with one id per line (blank lines and
-  lines starting with ``#`` skipped).
-
-:func:`resolve_query_set` resolves a spec against the store's facts
-(:func:`evalcore.store.observations.query_facts`) into a
-:class:`ResolvedQuerySet`: the ids, in natural order, that decisions, bounds,
-paired tests and the to-decide queue are computed on, and the record a report keeps
-(:meth:`ResolvedQuerySet.record`). An id the study does not have, a removed one,
-or an empty set is refused with :class:`QuerySetError`, whose message names the
-ids and, for a file, where each stands (``file:line``).
+A lead names the set with a short spec (:meth:`QuerySetSpec.parse`): ``all`` (the default:
+every query the runs are compared over, removed ones left out), ``judged`` (a relevant
+label in the working reference), ``answered`` (every compared run returned a result), or
+an explicit list ``q1,q2`` or ``@FILE`` (one id a line; blank and ``#`` lines skipped).
+:func:`resolve_query_set` resolves it against the store's facts into the ids, in natural
+order, that every number is computed on; an unknown or removed id, or an empty set, is
+refused with :class:`QuerySetError` naming the ids and, for a file, ``file:line``.
 """
 
 from __future__ import annotations
@@ -29,6 +20,7 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.compute.aggregate import aggregate_arrays
 from evalcore.contract.query_order import natural_key
@@ -157,10 +149,8 @@ class QuerySetSpec(BaseModel):
         return repr(query_id)
 
 
-class QuerySetRecord(BaseModel):
+class QuerySetRecord(FrozenModel):
     """The query set a report or comparison is over, as recorded with it."""
-
-    model_config = ConfigDict(frozen=True)
 
     kind: QuerySetKind = "all"
     #: the spec as given (``judged``, ``@topics.txt``, ``q1,q2``)
@@ -181,10 +171,8 @@ class QuerySetRecord(BaseModel):
         return f"queries: {self.spec} ({self.n_queries} of {self.n_study}; {what})"
 
 
-class ResolvedQuerySet(BaseModel):
+class ResolvedQuerySet(FrozenModel):
     """A spec resolved against a study: the ids comparisons are computed on."""
-
-    model_config = ConfigDict(frozen=True)
 
     spec: QuerySetSpec
     #: in natural query order

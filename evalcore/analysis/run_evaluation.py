@@ -1,11 +1,7 @@
-"""Evaluating a stored run: its packed evidence through the metric computer.
-
-The store reads a run's rankings and a reference as unit codes and never computes a
-metric; this is where a stored run is packed (:func:`pack_stored_run`, the
-one constructor :func:`evalcore.store.observations.pack_coded`, from the study's shared
-evidence on the working reference) and meets :func:`evalcore.compute.evaluate.evaluate_batch`.
-Reports (:mod:`evalcore.report.from_store`), the Compare page and the CLI's store source
-use it; the live dashboard keeps the same numbers incrementally.
+"""Evaluating a stored run: its packed evidence (:func:`pack_stored_run`, from the study's
+shared evidence) through the metric computer. The store never computes a metric; reports,
+the Compare page and the CLI's store source evaluate here; the live dashboard keeps the
+same numbers incrementally.
 """
 
 from collections.abc import Sequence

@@ -1,23 +1,17 @@
 """A study's packed evidence against one reference, read once per store state and shared.
 
-:func:`shared_evidence` gives the :class:`~evalcore.store.observations.StudyEvidence` of a
-study on its working reference or a frozen version (the reference read whole, the runs'
-rankings as unit codes read when first asked, the labels as codes over a query set): the one
-object the live dashboard's full build, the Compare page's pair, reports and the command line
-pack every stored run from. It is kept per store (its file or PostgreSQL database), study
-and reference under the store's marks it was read at (:class:`~evalcore.store.marks.StoreMarks`: label and completeness
-events, run ids, removed queries, corpus generation) and read again once they move, so every
-reader sees the store as it is now and no reader hands it to another. It is reached through
-a study handle only, so the actor's read was checked when the handle was opened; the kept
-evidence holds no connection and no actor. A store in memory is read every time.
+:func:`shared_evidence` is the one object the dashboard, the Compare page, reports and the
+command line pack every stored run from. It is kept per store, study and reference under
+the store's marks it was read at (:class:`~evalcore.store.marks.StoreMarks`) and read
+again once they move, so every reader sees the store as it is now. It is reached through
+a study handle only (the actor's read was checked when it was opened) and holds no
+connection and no actor; a store in memory is read every time.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-
-import sqlite_utils
 
 from evalcore.store.marks import StoreMarks, store_marks
 from evalcore.store.observations import StudyEvidence, study_evidence
@@ -38,7 +32,8 @@ def shared_evidence(study: Study, reference: str | None = None, *,
     version ``reference`` at the store's marks now: the one kept when read at these marks,
     else read (and kept when the store did not move meanwhile). ``marks``: the store's marks
     the caller has just read (not read again)."""
-    store = _store_key(study.db)
+    # Where the store is kept: the same store through any connection; None in memory.
+    store = store_place(study.db)
     if store is None:  # a store in memory: nothing outlives its connection to key it by
         return study_evidence(study, reference)
     key = (store, study.study_id, reference)
@@ -57,9 +52,3 @@ def shared_evidence(study: Study, reference: str | None = None, *,
                 _kept.popitem(last=False)
     return read
 
-
-def _store_key(db: sqlite_utils.Database) -> str | None:
-    """Where the store is kept (:func:`~evalcore.store.store_identity.store_place`: the same
-    store through any connection; a store made again at the same place is another store);
-    None for a store in memory."""
-    return store_place(db)

@@ -1,20 +1,12 @@
 """The trec_eval-compatible numbers of a compared pair: each run's means with unjudged
 units counted as non-relevant (never evidence, never beside the verdicts).
 
-:func:`trec_eval_compat` gives exactly what :func:`evalcore.api.evaluate.evaluate` with
-``trec_eval=True`` gives on the stored ranking and labels, the path ``evalcore evaluate
---trec-eval`` takes on the exported qrels and run: trec_eval's query scope
-(:func:`evalcore.io.trec_eval_scope.scope_of_ids`) and protocol, each population
-complete; a unit whose labels conflict is left out of the qrels, so it counts as
-non-relevant. Two ways to the same numbers, the first that applies:
-
-1. from the unit codes the columns hold (:func:`_compat_side_coded`): numpy only, nothing
-   named;
-2. through the nested dicts of ``evalcore.evaluate`` (:func:`_compat_side_from_dicts`),
-   which judges what the codes cannot hold as trec_eval input: a ranking holding a unit
-   twice, an empty query or unit id.
-
-Parity between the two is tested (``tests/analysis/test_trec_eval_numbers.py``).
+:func:`trec_eval_compat` gives exactly what ``evalcore evaluate --trec-eval`` gives on the
+exported qrels and run (trec_eval's query scope, each population complete, a unit in
+conflict left out of the qrels). It computes from the columns' unit codes with numpy
+(:func:`_compat_side_coded`), or, where the codes cannot hold what trec_eval input must be
+judged on (a unit ranked twice, an empty id), through ``evalcore.evaluate``'s dicts
+(:func:`_compat_side_from_dicts`); the two are tested equal.
 """
 
 from __future__ import annotations
@@ -22,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.api.evaluate import evaluate as evaluate_trec
 from evalcore.compute.batch import CONFLICT_BASE, ObservationBatch
 from evalcore.compute.evaluate import compute, packing_depth
@@ -39,10 +31,8 @@ COMPAT_LABEL = "unjudged counted as non-relevant (trec_eval compatibility)"
 _NOTHING = "no labeled query with results: trec_eval has nothing to evaluate"
 
 
-class TrecEvalCompat(BaseModel):
+class TrecEvalCompat(FrozenModel):
     """One measure's means with unjudged units counted as non-relevant (never evidence)."""
-
-    model_config = ConfigDict(frozen=True)
 
     measure: str
     value_a: float | None

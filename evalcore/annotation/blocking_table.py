@@ -22,7 +22,7 @@ only then. After a label the live dashboard replaces the touched queries' rows
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -78,30 +78,28 @@ class _FlatUnits:
         return self.top_units[q][position - int(self.offsets[q])]
 
 
-@dataclass
 class _Positions:
-    """Every run's packed positions (and unreturned units in conflict) with their counts."""
+    """Every run's packed positions (and unreturned units in conflict) with their counts, as
+    int64 columns (:data:`COLUMNS`); each entry's unit id is ``sources[source][at]``."""
 
-    query: list[np.ndarray] = field(default_factory=list)
-    code: list[np.ndarray] = field(default_factory=list)
-    rank: list[np.ndarray] = field(default_factory=list)
-    run: list[np.ndarray] = field(default_factory=list)
-    blocks: list[np.ndarray] = field(default_factory=list)
-    unlocks: list[np.ndarray] = field(default_factory=list)
-    #: where each entry's unit id is: an index in ``sources`` and a position in it
-    source: list[np.ndarray] = field(default_factory=list)
-    at: list[np.ndarray] = field(default_factory=list)
-    sources: list[Sequence[str] | _FlatUnits] = field(default_factory=list)
+    COLUMNS = ("query", "code", "rank", "run", "blocks", "unlocks", "source", "at")
 
-    def add(self, query, code, rank, run, blocks, unlocks, source, at) -> None:
-        for column, values in ((self.query, query), (self.code, code), (self.rank, rank),
-                               (self.run, run), (self.blocks, blocks),
-                               (self.unlocks, unlocks), (self.at, at)):
-            column.append(np.asarray(values, dtype=np.int64))
-        self.source.append(np.full(len(self.at[-1]), source, dtype=np.int64))
+    def __init__(self) -> None:
+        self.parts: list[list[np.ndarray]] = []
+        self.sources: list[Sequence[str] | _FlatUnits] = []
+
+    def add(self, source: Sequence[str] | _FlatUnits, query, code, rank, run, blocks, unlocks,
+            at) -> None:
+        """Add entries whose unit ids are ``source[at]``."""
+        at = np.asarray(at, dtype=np.int64)
+        source_index = np.full(at.size, len(self.sources), dtype=np.int64)
+        self.sources.append(source)
+        self.parts.append([np.asarray(values, dtype=np.int64) for values in
+                           (query, code, rank, run, blocks, unlocks, source_index, at)])
 
     def column(self, name: str) -> np.ndarray:
-        return np.concatenate(getattr(self, name))
+        i = self.COLUMNS.index(name)
+        return np.concatenate([part[i] for part in self.parts])
 
 
 def _run_positions(out: _Positions, index: int, run: RunBlocking, codes: np.ndarray,
@@ -140,9 +138,9 @@ def _run_positions(out: _Positions, index: int, run: RunBlocking, codes: np.ndar
     code = result.batch.pos_gain
     at = np.flatnonzero(((code == UNLABELED) | (code >= CONFLICT_BASE)) & r.counted
                         | (blocks > 0))
-    out.add(run.positions[query[at]], codes[at], r.rank[at], np.full(at.size, index),
-            blocks[at], unlocks[at], len(out.sources), at)
-    out.sources.append(_FlatUnits(result.batch.top_units, result.batch.pos_offsets))
+    out.add(_FlatUnits(result.batch.top_units, result.batch.pos_offsets),
+            run.positions[query[at]], codes[at], r.rank[at], np.full(at.size, index),
+            blocks[at], unlocks[at], at)
 
 
 def _beyond_codes(keys: Sequence[tuple[int, str]], runs: Sequence[RunBlocking],
@@ -186,12 +184,12 @@ def blocking_table(run_names: Sequence[str], runs: Mapping[str, RunBlocking],
         _run_positions(out, index, run, run_codes, beyond)
     if beyond:  # reference units in conflict: grouped with the returned ones, if any
         keys = list(beyond)
-        out.add([q for q, _ in keys], _beyond_codes(keys, [run for _, run in given], codes),
+        out.add([u for _, u in keys], [q for q, _ in keys],
+                _beyond_codes(keys, [run for _, run in given], codes),
                 np.full(len(keys), _NOT_RETURNED), np.full(len(keys), -1),
                 [c[0] for c in beyond.values()], [c[1] for c in beyond.values()],
-                len(out.sources), np.arange(len(keys)))
-        out.sources.append([u for _, u in keys])
-    if not out.query or not sum(q.size for q in out.query):
+                np.arange(len(keys)))
+    if not sum(part[0].size for part in out.parts):
         return BlockingTable.empty(names, query_ids)
     query = out.column("query")
     group = pair_groups(query, out.column("code"))

@@ -38,39 +38,39 @@ QUERY_CHARS = 2_000
 
 SYSTEM = "You are a search quality rater evaluating the relevance of passages."
 
-_RUBRIC = {
-    "0-3": (
-        "0 = represent that the passage has nothing to do with the query,\n"
-        "1 = represents that the passage seems related to the query but does not answer it,\n"
-        "2 = represents that the passage has some answer for the query, but the answer may "
-        "be a bit unclear, or hidden amongst extraneous information and\n"
-        "3 = represents that the passage is dedicated to the query and contains the exact "
-        "answer."
-    ),
-    "0-4": (
-        "0 = represent that the passage has nothing to do with the query,\n"
-        "1 = represents that the passage seems related to the query but does not answer it,\n"
-        "2 = represents that the passage has some answer for the query, but the answer may "
-        "be a bit unclear, or hidden amongst extraneous information,\n"
-        "3 = represents that the passage is dedicated to the query and contains the exact "
-        "answer and\n"
-        "4 = represents that the passage is dedicated to the query and answers it "
-        "completely and perfectly, with nothing missing."
-    ),
-}
+#: What each grade means, UMBRELA's words; a scale lists those up to its top grade.
+_MEANINGS = (
+    "0 = represent that the passage has nothing to do with the query",
+    "1 = represents that the passage seems related to the query but does not answer it",
+    "2 = represents that the passage has some answer for the query, but the answer may be a bit "
+    "unclear, or hidden amongst extraneous information",
+    "3 = represents that the passage is dedicated to the query and contains the exact answer",
+    "4 = represents that the passage is dedicated to the query and answers it completely and "
+    "perfectly, with nothing missing",
+)
+#: When to give each category from 1 up (the instruction ends with category 0).
+_CATEGORIES = (
+    "category 1 if the passage is somewhat related to the topic but not completely",
+    "category 2 if passage presents something very important related to the entire topic but "
+    "also has some extra information",
+    "category 3 if the passage only and entirely refers to the topic",
+    "category 4 if it also answers the whole information need without any gap",
+)
 
+
+def top_grade(grades: Grades) -> int:
+    return 3 if grades == "0-3" else 4
+
+
+def _listed(parts: tuple[str, ...], separator: str, last_separator: str) -> str:
+    return separator.join(parts[:-1]) + last_separator + parts[-1]
+
+
+_RUBRIC = {g: _listed(_MEANINGS[: top_grade(g) + 1], ",\n", " and\n") + "." for g in GRADES}
 _INSTRUCTION = {
-    "0-3": ("Important Instruction: Assign category 1 if the passage is somewhat related to "
-            "the topic but not completely, category 2 if passage presents something very "
-            "important related to the entire topic but also has some extra information and "
-            "category 3 if the passage only and entirely refers to the topic. If none of the "
-            "above satisfies give it category 0."),
-    "0-4": ("Important Instruction: Assign category 1 if the passage is somewhat related to "
-            "the topic but not completely, category 2 if passage presents something very "
-            "important related to the entire topic but also has some extra information, "
-            "category 3 if the passage only and entirely refers to the topic and category 4 "
-            "if it also answers the whole information need without any gap. If none of the "
-            "above satisfies give it category 0."),
+    g: f"Important Instruction: Assign {_listed(_CATEGORIES[: top_grade(g)], ', ', ' and ')}. "
+    "If none of the above satisfies give it category 0."
+    for g in GRADES
 }
 
 
@@ -88,10 +88,6 @@ class JudgeInput:
 def _cut(text: str, limit: int) -> str:
     text = text.strip()
     return text if len(text) <= limit else text[:limit].rstrip() + " [...]"
-
-
-def top_grade(grades: Grades) -> int:
-    return 3 if grades == "0-3" else 4
 
 
 def messages(item: JudgeInput, grades: Grades = "0-3") -> list[dict[str, str]]:

@@ -51,6 +51,11 @@ class QueryProgress(BaseModel):
         return self.pooled - self.labeled
 
 
+def _total(field: str) -> cached_property:
+    """A study total: ``field`` summed over every query (computed once)."""
+    return cached_property(lambda self: sum(getattr(p, field) for p in self.queries.values()))
+
+
 class StudyProgress(BaseModel):
     """Progress of every query of a study, with study totals (computed once)."""
 
@@ -58,25 +63,11 @@ class StudyProgress(BaseModel):
 
     queries: dict[str, QueryProgress]
 
-    @cached_property
-    def pooled(self) -> int:
-        return sum(p.pooled for p in self.queries.values())
-
-    @cached_property
-    def labeled(self) -> int:
-        return sum(p.labeled for p in self.queries.values())
-
-    @cached_property
-    def conflicts(self) -> int:
-        return sum(p.conflicts for p in self.queries.values())
-
-    @cached_property
-    def mine(self) -> int:
-        return sum(p.mine for p in self.queries.values())
-
-    @cached_property
-    def complete(self) -> int:
-        return sum(p.complete for p in self.queries.values())
+    pooled = _total("pooled")
+    labeled = _total("labeled")
+    conflicts = _total("conflicts")
+    mine = _total("mine")
+    complete = _total("complete")
 
     def replace(self, progress: QueryProgress) -> "StudyProgress":
         """A copy with one query's progress replaced (after a label on that query)."""
@@ -99,35 +90,25 @@ def _count(
     annotator asked about holds a current label on. Counted by set operations; the units are
     looked at one by one only on a query with a unit in conflict."""
     inside = len(gains.keys() & pooled)
-    conflicts = conflicts_outside = 0
+    in_conflict = []
     if tuple in set(map(type, gains.values())):
-        for unit_id, gain in gains.items():
-            if isinstance(gain, tuple):
-                if unit_id in pooled:
-                    conflicts += 1
-                else:
-                    conflicts_outside += 1
+        in_conflict = [unit_id for unit_id, gain in gains.items() if isinstance(gain, tuple)]
+    conflicts = sum(unit_id in pooled for unit_id in in_conflict)
+    conflicts_outside = len(in_conflict) - conflicts
     return QueryProgress.model_construct(
         query_id=query_id, pooled=len(pooled), labeled=inside - conflicts,
         conflicts=conflicts, mine=len(mine & pooled),
         outside_pool=len(gains) - inside - conflicts_outside, complete=complete)
 
 
-def _mine(study: Study, annotator: str, query_ids: list[str] | None = None) -> dict[str, set[str]]:
-    """The units ``annotator`` holds a current label on, per query (none without a name)."""
-    return annotator_units(study, annotator, query_ids) if annotator else {}
-
-
 def query_progress(study: Study, query_id: str, annotator: str = "") -> QueryProgress:
     """Progress of one query (cheap: one pool query, one resolution)."""
     pooled = pooled_units(study, [query_id])[query_id]
-    return _count(
-        query_id,
-        pooled,
-        resolved_gains(study, [query_id], conflicts=True).get(query_id, {}),
-        _mine(study, annotator, [query_id]).get(query_id, set()),
-        is_complete(study, query_id),
-    )
+    gains = resolved_gains(study, [query_id], conflicts=True).get(query_id, {})
+    mine = set()  # the units the annotator holds a current label on (none without a name)
+    if annotator:
+        mine = annotator_units(study, annotator, [query_id]).get(query_id, set())
+    return _count(query_id, pooled, gains, mine, is_complete(study, query_id))
 
 
 def study_progress(study: Study, annotator: str = "") -> StudyProgress:
@@ -175,14 +156,11 @@ def progress_now(
     """The study's counts now and, with ``annotator``, their share, read in one snapshot.
 
     ``counts`` and ``share``: earlier answers (of any store state). Only the queries with a
-    label or completeness event since their marks are counted again (one pool read and one
-    resolution of those queries: milliseconds after a label). Without them, or when the runs
-    changed or events were removed since, everything is counted: every pool (one read per
-    run) and every label (:func:`resolved_gains`), seconds at 10,000 queries. An
-    annotator's share reads their current units (:func:`annotator_units`) of the
-    queries touched since ``share``, all of them without one (a second at 10,000 queries
-    for an annotator who labeled them all). With ``full`` False, None instead of counting
-    either in full.
+    label or completeness event since their marks are counted again; without them, or when
+    the runs changed or events were removed since, everything is counted (every pool and
+    every label). An annotator's share reads their current units of the queries touched
+    since ``share`` (all of them without one). With ``full`` False, None instead of
+    counting either in full.
     """
     with read_snapshot(study.db):
         marks = store_marks(study)

@@ -60,17 +60,11 @@ class EvalInput:
 
 
 def packed(
-    observations: Sequence[Observation],
-    protocol: EvalProtocol,
-    diagnostics: Diagnostics | None = None,
-    *,
-    min_depth: int = 0,
+    observations: Sequence[Observation], protocol: EvalProtocol, *, min_depth: int = 0
 ) -> EvalInput:
     """An :class:`EvalInput` from validated observations, packed to ``max(k, min_depth)``."""
-    return EvalInput(
-        ObservationBatch.from_observations(observations, protocol, min_depth=min_depth),
-        diagnostics or Diagnostics(),
-    )
+    batch = ObservationBatch.from_observations(observations, protocol, min_depth=min_depth)
+    return EvalInput(batch, Diagnostics())
 
 
 def as_judged(

@@ -130,9 +130,7 @@ class EvaluationResult:
         (written from the arrays by :func:`evalcore.api.report_text.report_text`)."""
         from evalcore.api.report_text import report_text
 
-        diagnostics = self._diagnostics
-        if diagnostics is None:
-            return report_text(self.arrays, 0, [])
+        diagnostics = self._diagnostics or Diagnostics()
         return report_text(self.arrays, diagnostics.tied_score_pairs, diagnostics.notes)
 
     def __repr__(self) -> str:

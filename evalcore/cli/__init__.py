@@ -43,17 +43,27 @@ COMMAND_MODULES: tuple[str, ...] = (
 )
 
 
-class _LazyGroup(click.Group):
-    """A group that imports command modules on first use."""
+class SharedGroup(click.Group):
+    """A command group other command modules add commands to (``import``): a command it
+    does not hold yet is looked for after importing every command module."""
+
+    #: The top group's commands are found by importing the module named like them first.
+    named_modules = False
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         if cmd_name not in self.commands:
-            load_commands(cmd_name)
+            load_commands(cmd_name if self.named_modules else None)
         return super().get_command(ctx, cmd_name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         load_commands()
         return super().list_commands(ctx)
+
+
+class _LazyGroup(SharedGroup):
+    """The top group: it imports command modules on first use."""
+
+    named_modules = True
 
     def invoke(self, ctx: click.Context) -> object:
         command = _command_name(ctx)  # before invoking: click consumes the arguments
@@ -94,20 +104,6 @@ def _reader_gone() -> int:
     except (OSError, ValueError, io.UnsupportedOperation):
         pass  # not a real file descriptor (a test's captured stream): nothing to flush
     return BROKEN_PIPE_STATUS
-
-
-class SharedGroup(click.Group):
-    """A command group other command modules add commands to (``import``): a command it
-    does not hold yet is looked for after importing every command module."""
-
-    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name not in self.commands:
-            load_commands()
-        return super().get_command(ctx, cmd_name)
-
-    def list_commands(self, ctx: click.Context) -> list[str]:
-        load_commands()
-        return super().list_commands(ctx)
 
 
 def _command_name(ctx: click.Context) -> str:

@@ -15,10 +15,9 @@ from pathlib import Path
 import click
 
 from evalcore.cli import main
-from evalcore.cli.report_cmds import _fail, level_option, queries_option
+from evalcore.cli.report_cmds import _fail, checked_inputs, level_option, queries_option
 from evalcore.cli.store_cmds import actor_option, store
 from evalcore.cli.store_location import NEW_OR_EXISTING_STORE
-from evalcore.store.location import store_exists
 from evalcore.store.study_handle import open_study
 
 FORMATS = ("table", "json")
@@ -119,8 +118,7 @@ def compare_command(
     """The bottom line of a candidate run against the baseline, then the details."""
     from evalcore.analysis.decision import stored_pair
     from evalcore.analysis.pair_comparison import PairComparison, measure_verdicts
-    from evalcore.analysis.query_set import QuerySetError, QuerySetSpec, resolve_stored_query_set
-    from evalcore.contract.measures import UnknownMeasure, parse_measure
+    from evalcore.analysis.query_set import QuerySetError, resolve_stored_query_set
     from evalcore.report.decision_text import render_pair
 
     names = [r.strip() for r in runs.split(",") if r.strip()]
@@ -132,16 +130,7 @@ def compare_command(
         _fail(f"--baseline {baseline!r} is not one of --runs {names[0]!r}, {names[1]!r}")
     base = baseline if baseline is not None else names[0]
     candidate = names[1] if base == names[0] else names[0]
-    try:
-        parsed = [parse_measure(m) for m in measures]
-    except UnknownMeasure as err:
-        _fail(str(err))
-    try:
-        spec = QuerySetSpec.parse(queries)
-    except QuerySetError as err:
-        _fail(f"--queries: {err}")
-    if not store_exists(db_path):
-        _fail(f"no store at {db_path}; give the path of an existing evidence store (--db)")
+    parsed, spec = checked_inputs(db_path, measures, queries)
     if sample_name is not None and reference is not None:
         _fail("--sample estimates from the working labels; leave out --reference")
     if not 0 < level < 1:

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -54,49 +54,60 @@ def observations_source(path: Path, protocol: EvalProtocol, measures: Measures) 
     return packed(read_observations(path), protocol, min_depth=packing_depth(measures))
 
 
-def _choose_source(
-    *,
-    observations: Path | None,
-    qrels: Path | None,
-    run: Path | None,
-    k: int | None,
-    complete: bool,
-    gain_map: str | None,
-    db: Path | None = None,
-    study: str | None = None,
-    reference: str | None = None,
-    measures: Measures = None,
-    trec_eval: bool = False,
-    all_queries: bool = False,
-    actor: str | None = None,
-) -> Loader:
+@dataclass(frozen=True)
+class InputOptions:
+    """The options of ``evaluate`` that name its input: exactly one source (observations,
+    TREC files or a stored run) with the options that source takes."""
+
+    observations: Path | None
+    qrels: Path | None
+    run: Path | None
+    db: Path | None
+    study: str | None
+    actor: str | None
+    reference: str | None
+    measures: Measures
+    k: int | None
+    complete: bool
+    trec_eval: bool
+    all_queries: bool
+    gain_map: str | None
+
+    @classmethod
+    def of(cls, params: Mapping[str, Any]) -> InputOptions:
+        """The input options among a command's parameters (``click.Context.params``)."""
+        return cls(**{option.name: params[option.name] for option in fields(cls)})
+
+
+def _choose_source(given: InputOptions) -> Loader:
     """Check that the options name exactly one input source; return its loader."""
+    qrels, run, k, measures = given.qrels, given.run, given.k, given.measures
     trec_given = [name for name, v in (("--qrels", qrels), ("--run", run)) if v is not None]
     trec_only = [
         name
-        for name, given in (
+        for name, named in (
             ("--k", k is not None),
-            ("--complete", complete),
-            ("--gain-map", gain_map is not None),
-            ("--trec-eval", trec_eval),
-            ("--trec-eval-all-queries", all_queries),
+            ("--complete", given.complete),
+            ("--gain-map", given.gain_map is not None),
+            ("--trec-eval", given.trec_eval),
+            ("--trec-eval-all-queries", given.all_queries),
         )
-        if given
+        if named
     ]
-    if all_queries and not trec_eval:
+    if given.all_queries and not given.trec_eval:
         raise click.UsageError(
             "--trec-eval-all-queries is trec_eval's -c within --trec-eval: give --trec-eval too"
         )
-    if db is not None or study is not None or reference is not None:
+    if given.db is not None or given.study is not None or given.reference is not None:
         from evalcore.cli.store_source import choose_store_source  # the store: only for --db
 
-        file_options = [n for n, v in (("--observations", observations), ("--qrels", qrels))
+        file_options = [n for n, v in (("--observations", given.observations), ("--qrels", qrels))
                         if v is not None]
         return choose_store_source(
-            db=db, study=study, run=run, reference=reference, file_options=file_options + trec_only,
-            actor=actor,
+            db=given.db, study=given.study, run=run, reference=given.reference,
+            file_options=file_options + trec_only, actor=given.actor,
         )
-    if observations is not None:
+    if (observations := given.observations) is not None:
         if trec_given or trec_only:
             raise click.UsageError(
                 f"--observations cannot be combined with {', '.join(trec_given + trec_only)}: "
@@ -121,10 +132,10 @@ def _choose_source(
             )
         k = packing_depth(measures)
     try:
-        mapping = parse_gain_map(gain_map) if gain_map is not None else None
+        mapping = parse_gain_map(given.gain_map) if given.gain_map is not None else None
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--gain-map") from None
-    return TrecFiles(qrels, run, k, complete=complete, all_queries=all_queries,
+    return TrecFiles(qrels, run, k, complete=given.complete, all_queries=given.all_queries,
                      gain_map=mapping)
 
 
@@ -280,21 +291,7 @@ def evaluate_command(
     fmt: str,
 ) -> None:
     """Evaluate a run: every metric per query, or why it is unavailable, and the aggregates."""
-    load = _choose_source(
-        observations=observations,
-        qrels=qrels,
-        run=run,
-        k=k,
-        complete=complete,
-        gain_map=gain_map,
-        db=db,
-        study=study,
-        reference=reference,
-        measures=measures,
-        trec_eval=trec_eval,
-        all_queries=all_queries,
-        actor=actor,
-    )
+    load = _choose_source(InputOptions.of(click.get_current_context().params))
     choices = ProtocolChoices(
         relevance_threshold=relevance_threshold,
         gain=gain,  # type: ignore[arg-type]  # click.Choice guarantees the literal

@@ -18,12 +18,7 @@ from evalcore.cli.input_options import quiet_option
 from evalcore.cli.store_location import EXISTING_STORE, NEW_OR_EXISTING_STORE
 from evalcore.io.progress import reporter
 from evalcore.store.location import describe_store
-from evalcore.store.store_copy import (
-    StoreCopyFailed,
-    StoreCopyRefused,
-    TableCopied,
-    copy_store,
-)
+from evalcore.store.store_copy import StoreCopyFailed, StoreCopyRefused, TableCopied, copy_store
 
 
 def _table_done(done: TableCopied) -> None:
@@ -47,16 +42,12 @@ def migrate_store_command(source: Path | str, target: Path | str) -> None:
     try:
         summary = copy_store(source, target, on_table=_table_done)
     except (StoreCopyRefused, StoreCopyFailed) as exc:
-        _fail(str(exc))
+        reporter().done()
+        click.echo(f"error: {exc}", err=True)
+        click.echo("evalcore migrate-store: nothing was written to the target", err=True)
+        sys.exit(1)
     reporter().done()
     rate = summary.rows / summary.seconds if summary.seconds else 0.0
     click.echo(f"copied {len(summary.tables)} tables, {summary.rows:,} rows in "
                f"{summary.seconds:.2f} s ({rate:,.0f} rows/s) at schema version "
                f"{summary.schema_version}; every table verified (row count and checksum)")
-
-
-def _fail(message: str) -> None:
-    reporter().done()
-    click.echo(f"error: {message}", err=True)
-    click.echo("evalcore migrate-store: nothing was written to the target", err=True)
-    sys.exit(1)

@@ -6,9 +6,12 @@ annotator names, notes or row ids unless ``--include-internal``. Exit status: 0 
 1 refused, 2 invalid input (unknown study, run, reference or report; bad options).
 """
 
+from __future__ import annotations
+
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
@@ -18,6 +21,10 @@ from evalcore.cli.store_location import NEW_OR_EXISTING_STORE
 from evalcore.io.atomic import atomic_writer, private_mode
 from evalcore.store.location import store_exists
 from evalcore.store.study_handle import open_study
+
+if TYPE_CHECKING:
+    from evalcore.analysis.query_set import QuerySetSpec
+    from evalcore.contract.measures import Measure
 
 FORMATS = ("html", "json", "csv", "verdicts-csv")
 
@@ -29,9 +36,28 @@ def _infer_format(out: Path, fmt: str | None) -> str:
     return suffix if suffix in FORMATS else "html"
 
 
-def _fail(message: str) -> None:
+def _fail(message: str) -> NoReturn:
     click.echo(f"error: {message}", err=True)
     raise SystemExit(2)
+
+
+def checked_inputs(db_path: Path, measures: tuple[str, ...],
+                   queries: str) -> tuple[list[Measure], QuerySetSpec]:
+    """The measures and the query set named, the store checked to exist: exit 2 if not."""
+    from evalcore.analysis.query_set import QuerySetError, QuerySetSpec
+    from evalcore.contract.measures import UnknownMeasure, parse_measure
+
+    try:
+        parsed = [parse_measure(m) for m in measures]
+    except UnknownMeasure as err:
+        _fail(str(err))
+    try:
+        spec = QuerySetSpec.parse(queries)
+    except QuerySetError as err:
+        _fail(f"--queries: {err}")
+    if not store_exists(db_path):
+        _fail(f"no store at {db_path}; give the path of an existing evidence store (--db)")
+    return parsed, spec
 
 
 def queries_option(answered_by: str) -> Callable:
@@ -115,29 +141,19 @@ def report_command(
     """Generate a pinned report of stored runs, store it, and export it."""
     from evalcore.analysis.bottom_line import render_text
     from evalcore.analysis.compare import ComparisonSettings
-    from evalcore.analysis.query_set import QuerySetError, QuerySetSpec
-    from evalcore.contract.measures import UnknownMeasure, parse_measure
+    from evalcore.analysis.query_set import QuerySetError
     from evalcore.report.csv_export import render_csv, render_verdicts_csv
     from evalcore.report.from_store import report_from_store
     from evalcore.report.html import render_html
-    from evalcore.report.json_export import render_json
     from evalcore.report.measure_table import render_measures_text
+    from evalcore.report.model import render_json
     from evalcore.report.stored import load_report, save_report
     from evalcore.report.text_table import clean
     from evalcore.store.connection import open_store
     from evalcore.store.reports import find_report
     from evalcore.store.scoping import require_study_view
 
-    try:
-        chosen = [parse_measure(m) for m in measures] or None
-    except UnknownMeasure as err:
-        _fail(str(err))
-    try:
-        spec = QuerySetSpec.parse(queries)
-    except QuerySetError as err:
-        _fail(f"--queries: {err}")
-    if not store_exists(db_path):
-        _fail(f"no store at {db_path}; give the path of an existing evidence store (--db)")
+    parsed, spec = checked_inputs(db_path, measures, queries)
     if not out.parent.is_dir():  # before the report is stored: nothing half done
         _fail(f"--out {out}: the folder {out.parent} does not exist; create it first "
               "(nothing creates folders for you)")
@@ -175,7 +191,7 @@ def report_command(
                     seed=seed,
                 ),
                 accept_unverified=list(accept_unverified),
-                measures=chosen,
+                measures=parsed or None,
                 queries=spec,
                 sample=sample_name,
                 level=level,

@@ -70,14 +70,11 @@ def _open(db_path: Path) -> sqlite_utils.Database:
 
 
 def _seen(db_path: Path, study_id: str, actor: str | None) -> Study:
-    """The study, once ``actor`` may see it (exit 1 refused, 2 unknown study)."""
+    """The study, once ``actor`` may see it (under :func:`_guarded`: a refusal exits 1, an
+    unknown study 2)."""
     db = _open(db_path)
-    try:
-        require_study_view(db, _actor(actor), study_id)
-        return open_study(db, study_id, _actor(actor))
-    except PermissionDenied as exc:
-        click.echo(f"refused: {exc}", err=True)
-        raise SystemExit(1) from None
+    require_study_view(db, _actor(actor), study_id)
+    return open_study(db, study_id, _actor(actor))
 
 
 def _describe_pin(pinned: PinnedProtocol) -> None:
@@ -100,13 +97,6 @@ def _describe_pin(pinned: PinnedProtocol) -> None:
             )
     click.echo(f"cutoff: {pinned.protocol.to_json_dict()['cutoff']}")
     click.echo(f"top_k: {pinned.protocol.top_k}")
-
-
-def _check_run_name_free(study: Study, run_name: str) -> None:
-    """Fail before pinning, so a taken run name leaves no new pin behind."""
-    if not run_exists(study, run_name):
-        return
-    raise ValueError(f"run {run_name!r} already exists in study {study.study_id!r}; choose another name")
 
 
 _DB = click.option("--db", "db_path", required=True, type=NEW_OR_EXISTING_STORE,
@@ -210,7 +200,9 @@ def retrieve_command(
         study = _seen(db_path, study_id, who)
         db = study.db
         if is_file:
-            _check_run_name_free(study, run_name)
+            if run_exists(study, run_name):  # before pinning: a taken name leaves no new pin
+                raise ValueError(f"run {run_name!r} already exists in study {study_id!r}; "
+                                 "choose another name")
             pinned = pin_protocol(
                 db, study_id=study_id, name=pin_name or run_name, protocol=protocol, actor=who
             )

@@ -32,7 +32,13 @@ from evalcore.io.trec import parse_gain_map
 from evalcore.io.trec_format import QRELS_FIELDS, RUN_FIELDS
 from evalcore.store.authorize import require_known_study
 from evalcore.store.connection import open_store
-from evalcore.store.exports import ExportRefusedError, export_labels, export_qrels, export_run
+from evalcore.store.exports import (
+    ExportRefusedError,
+    export_labels,
+    export_qrels,
+    export_run,
+    export_tool_labels,
+)
 from evalcore.store.imports import (
     ImportSummary,
     import_beir,
@@ -49,7 +55,6 @@ from evalcore.store.scoping import require_study_view
 from evalcore.store.studies import StudyIn, StudyNotFoundError
 from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import create_study
-from evalcore.store.tool_label_exports import export_tool_labels
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 
@@ -184,15 +189,13 @@ def study_group() -> None:
               show_default=True, help="nDCG gain mode.")
 @click.option("--org", "org_id", default=None, help="Owning organisation id.")
 @actor_option
-def study_create(db_path: Path, study_id: str, corpus_id: str, name: str, retrieval_unit: str,
-                 relevance_threshold: int, gain: str, org_id: str | None, actor: str) -> None:
+def study_create(db_path: Path, actor: str, **settings: object) -> None:
     """Create a study (an existing study id is refused, never overwritten)."""
-    _create_study(db_path, actor, study_id=study_id, name=name, corpus_id=corpus_id,
-                  retrieval_unit=retrieval_unit, relevance_threshold=relevance_threshold,
-                  gain=gain, org_id=org_id)
+    _create_study(db_path, actor, **settings)
 
 
 def _create_study(db_path: Path, actor: str, **settings: object) -> None:
+    """Create the study the options describe (their names are :class:`StudyIn`'s fields)."""
     from evalcore.store.audit import record_audit
     from evalcore.store.transaction import write_transaction
 
@@ -394,10 +397,14 @@ _output = click.option("-o", "--output", type=click.Path(dir_okay=False, path_ty
                        default=None, help="Write to this file (default: stdout).")
 
 
-def _export(db_path: Path, command: str, study_id: str, actor: str, output: Path | None,
-            write: Callable) -> None:
-    """Run ``write(study, out)`` on the study read as ``actor``, to ``output`` or stdout."""
-    with store(db_path, command, study_id=study_id, actor=actor, read=True) as db:
+def _export(write: Callable) -> None:
+    """Run ``write(study, out)`` on the export command's --study read as --actor, to its -o
+    (``output``) or stdout."""
+    ctx = click.get_current_context()
+    db_path, study_id, actor, output = (ctx.params[name] for name in
+                                        ("db_path", "study_id", "actor", "output"))
+    with store(db_path, f"export {ctx.info_name}", study_id=study_id, actor=actor,
+               read=True) as db:
         summary = write(open_study(db, study_id, actor), output if output is not None
                         else sys.stdout)
     reporter().done()
@@ -417,8 +424,7 @@ def _export(db_path: Path, command: str, study_id: str, actor: str, output: Path
 def export_qrels_command(db_path: Path, study_id: str, reference: str | None,
                          output: Path | None, actor: str) -> None:
     """Resolved labels as TREC qrels, sorted (units in conflict are left out)."""
-    _export(db_path, "export qrels", study_id, actor, output,
-            lambda study, out: export_qrels(study, out, reference=reference))
+    _export(lambda study, out: export_qrels(study, out, reference=reference))
 
 
 @export_group.command("labels")
@@ -437,11 +443,10 @@ def export_labels_command(db_path: Path, study_id: str, fmt: str, reference: str
                           index: str | None, output: Path | None, actor: str) -> None:
     """Every label event, with annotators, kinds and times (or another tool's ratings)."""
     if fmt in TOOL_FORMATS:
-        _export(db_path, "export labels", study_id, actor, output, lambda study, out: (
-            export_tool_labels(study, out, fmt, reference=reference, index=index)))
+        _export(lambda study, out: export_tool_labels(study, out, fmt, reference=reference,
+                                                      index=index))
     else:
-        _export(db_path, "export labels", study_id, actor, output,
-                lambda study, out: export_labels(study, out, format=fmt))
+        _export(lambda study, out: export_labels(study, out, format=fmt))
 
 
 @export_group.command("run")
@@ -456,8 +461,7 @@ def export_labels_command(db_path: Path, study_id: str, fmt: str, reference: str
 def export_run_command(db_path: Path, study_id: str, run_name: str, scores: str,
                        output: Path | None, actor: str) -> None:
     """A stored run as a TREC run file."""
-    _export(db_path, "export run", study_id, actor, output,
-            lambda study, out: export_run(study, run_name, out, scores=scores))
+    _export(lambda study, out: export_run(study, run_name, out, scores=scores))
 
 
 # --- completeness and references --------------------------------------------------------------

@@ -83,29 +83,23 @@ def aggregate_fields(
     if n == 0:
         return dict(NO_QUERIES, reasons=dict(NO_QUERIES["reasons"]))
     n_available = int(np.count_nonzero(available))
-    if n_available == n:
-        return {
-            "status": "available",
-            "value": float(np.mean(value)),
-            "n_queries": n,
-            "n_available": n,
-            "n_missing": 0,
-            "reasons": {},
-            "lower": None,
-            "upper": None,
-        }
-    missing = ~available
-    lo = hi = None
-    if not (np.isnan(lower[missing]).any() or np.isnan(upper[missing]).any()):
-        lo = float(np.mean(np.where(available, value, lower)))
-        hi = float(np.mean(np.where(available, value, upper)))
-    return {
-        "status": "unavailable",
+    out: dict[str, Any] = {
+        "status": "available",
         "value": None,
         "n_queries": n,
         "n_available": n_available,
         "n_missing": n - n_available,
-        "reasons": {r: c for r, c in reason_counts.items() if c},
-        "lower": lo,
-        "upper": hi,
+        "reasons": {},
+        "lower": None,
+        "upper": None,
     }
+    if n_available == n:
+        out["value"] = float(np.mean(value))
+        return out
+    out["status"] = "unavailable"
+    out["reasons"] = {r: c for r, c in reason_counts.items() if c}
+    missing = ~available
+    if not (np.isnan(lower[missing]).any() or np.isnan(upper[missing]).any()):
+        out["lower"] = float(np.mean(np.where(available, value, lower)))
+        out["upper"] = float(np.mean(np.where(available, value, upper)))
+    return out

@@ -34,19 +34,10 @@ max(k, min_depth)``: a caller that evaluates measures with their own cutoff
 (``P@5``, ``R@100``) packs up to the deepest one once. Section-3 checks
 (permissions) and section-4 duplicates cover every packed position.
 
-Constructors:
-
-* :meth:`ObservationBatch.from_observations` for validated
-  :class:`~evalcore.contract.observation.Observation` objects;
-* :meth:`ObservationBatch.from_gain_maps` for per-query ``unit -> gain`` maps (a unit
-  in conflict mapped to the tuple of its possible gains): the observations' batch
-  without building them;
-* :meth:`ObservationBatch.from_codes` for readers that already joined
-  rankings and labels into arrays (the TREC readers): the label code
-  of every packed position, every query's label gains, and the unit IDs of
-  the packed positions only (no Python object per input line);
-* :meth:`ObservationBatch.from_unit_codes` for every stored run: rankings and labels
-  as the study's unit codes (:func:`evalcore.store.observations.pack_coded`).
+Constructors: :meth:`~ObservationBatch.from_observations` (validated observations),
+:meth:`~ObservationBatch.from_gain_maps` (per-query ``unit -> gain`` maps),
+:meth:`~ObservationBatch.from_codes` (rankings and labels already joined into arrays: the
+TREC readers) and :meth:`~ObservationBatch.from_unit_codes` (a stored run's unit codes).
 
 The batch is protocol-free except for the protocol it carries as a default for
 :func:`evalcore.compute.evaluate.evaluate_batch`; threshold, gain mode and the
@@ -468,17 +459,13 @@ class _Packer:
                 self.dup_at.append(base + position - 1)
                 self.dup_first.append(first)
         self.label_gain.extend(gains.values())
-        if self.saw_conflict(gains):
+        if gains and max(gains.values()) >= CONFLICT_BASE:
             self.conflict_labels.extend(
                 (i, unit, code) for unit, code in gains.items() if code >= CONFLICT_BASE
             )
         self.n_pos.append(len(top))
         self.n_lab.append(len(gains))
         self.top_units.append(top)
-
-    @staticmethod
-    def saw_conflict(gains: Mapping[str, int]) -> bool:
-        return bool(gains) and max(gains.values()) >= CONFLICT_BASE
 
     def finish(self, protocol: EvalProtocol) -> ObservationBatch:
         n = len(self.query_ids)

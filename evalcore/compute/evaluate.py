@@ -21,14 +21,13 @@ blocking IDs; the query's ``valid`` is false and its ``reasons`` list them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from evalcore.compute.aggregate import aggregate_fields
-from evalcore.compute.batch import CODE_HIGH, CODE_LOW, ObservationBatch
+from evalcore.compute.batch import CODE_HIGH, CODE_LOW, ObservationBatch, default_protocol
 from evalcore.compute.measures import LEGACY_NAMES, MEASURE_MODULES, MeasureArrays, RankingArrays
 from evalcore.compute.measures.base import CONFLICT_BIT, METRIC_REASON_LISTS, reason_masks
 from evalcore.compute.validity import observation_bits, observation_reasons, returned_duplicates
@@ -57,6 +56,11 @@ class BatchResult:
     observation_bits: np.ndarray  # uint8[n], see evalcore.compute.validity.OBSERVATION_BITS
     metrics: dict[str, MeasureArrays]
     ranking: RankingArrays
+    #: per blocking limit (its bytes): the unlabeled units' mask, and their ids per query
+    _unlabeled_masks: dict[bytes, np.ndarray] = field(default_factory=dict, init=False, repr=False)
+    _blocking_cache: dict[bytes, dict[int, list[str]]] = field(
+        default_factory=dict, init=False, repr=False
+    )
 
     @property
     def valid(self) -> np.ndarray:
@@ -99,17 +103,12 @@ class BatchResult:
 
     def aggregate_fields(self) -> dict[str, dict[str, Any]]:
         """The fields of every measure's :class:`AggregateValue`, as plain values."""
-        out = {}
-        for name in self.metrics:
-            lower, upper = self.bounds(name)
-            out[name] = aggregate_fields(
-                self.available(name),
-                self.metrics[name].value,
-                lower,
-                upper,
-                self.reason_counts(name),
+        return {
+            name: aggregate_fields(
+                self.available(name), m.value, *self.bounds(name), self.reason_counts(name)
             )
-        return out
+            for name, m in self.metrics.items()
+        }
 
     @property
     def n_returned_duplicates(self) -> int:
@@ -179,14 +178,14 @@ class BatchResult:
         residual = [None] * len(values) if m.residual is None else m.residual.tolist()
         limit_key = m.blocking_limit.tobytes()
         if rows is None:
-            blocking = self._blocking_ids(m.blocking_limit, limit_key)
+            blocking = self._blocking_ids(m.blocking_limit)
         else:  # the rows' units only (not cached: the cache holds every query's)
             only = np.zeros(len(values), dtype=bool)
             only[list(rows)] = True
             blocking = self._units_at(
                 self._unlabeled_mask(m.blocking_limit) & only[self.ranking.query]
             )
-        conflicts = self._conflict_ids(m) if (m.reason_bits & CONFLICT_BIT).any() else {}
+        conflicts = self.conflict_ids(name)
         valid = self.valid.tolist()
         column: list[MetricValue | None] = []
         for q in range(len(values)) if rows is None else rows:
@@ -201,35 +200,30 @@ class BatchResult:
                     )
                 column.append(mv)
             else:
-                b = bits[q]
-                lo, hi = lower[q], upper[q]
-                if lo != lo and residual[q] is None and q not in conflicts:  # NaN: no bounds
-                    key = (q, b, limit_key)
-                    mv = unbounded.get(key)
-                    if mv is None:
-                        mv = unbounded[key] = _unavailable(
-                            METRIC_REASON_LISTS[b], list(blocking.get(q, ())), None, None
-                        )
-                    column.append(mv)
-                    continue
-                column.append(
-                    _unavailable(
-                        METRIC_REASON_LISTS[b],
+                lo, hi = lower[q], upper[q]  # both NaN: no bounds
+                key = None
+                if lo != lo and residual[q] is None and q not in conflicts:
+                    key = (q, bits[q], limit_key)
+                mv = unbounded.get(key) if key else None
+                if mv is None:
+                    mv = _unavailable(
+                        METRIC_REASON_LISTS[bits[q]],
                         list(blocking.get(q, ())),
-                        None if lo != lo else lo,  # NaN -> no bound
+                        None if lo != lo else lo,
                         None if hi != hi else hi,
                         list(conflicts.get(q, ())),
                         residual[q],
                     )
-                )
+                    if key:
+                        unbounded[key] = mv
+                column.append(mv)
         return column
 
     def blocking_ids(self, metric: str) -> dict[int, list[str]]:
         """Per query, the ``blocking_ids`` of ``metric`` that :meth:`query_results` gives an
         unavailable value of a valid query: its distinct unlabeled units before the measure's
         blocking limit, in rank order (queries without any are left out)."""
-        limit = self.metrics[metric].blocking_limit
-        return self._blocking_ids(limit, limit.tobytes())
+        return self._blocking_ids(self.metrics[metric].blocking_limit)
 
     def conflict_ids(self, metric: str) -> dict[int, list[str]]:
         """Per query, the ``conflict_ids`` of ``metric`` that :meth:`query_results` gives an
@@ -237,8 +231,9 @@ class BatchResult:
         m = self.metrics[metric]
         return self._conflict_ids(m) if (m.reason_bits & CONFLICT_BIT).any() else {}
 
-    def _blocking_ids(self, limit: np.ndarray, key: bytes) -> dict[int, list[str]]:
-        """Per query, the distinct unlabeled units at ranks below ``limit`` (shared by key)."""
+    def _blocking_ids(self, limit: np.ndarray) -> dict[int, list[str]]:
+        """Per query, the distinct unlabeled units at ranks below ``limit`` (shared by limit)."""
+        key = limit.tobytes()
         found = self._blocking_cache.get(key)
         if found is None:
             found = self._blocking_cache[key] = self._units_at(self._unlabeled_mask(limit))
@@ -254,10 +249,6 @@ class BatchResult:
             found = self._unlabeled_masks[key] = r.unlabeled & r.counted & (r.rank < limit[r.query])
             found.flags.writeable = False
         return found
-
-    @cached_property
-    def _unlabeled_masks(self) -> dict[bytes, np.ndarray]:
-        return {}
 
     def blocker_masks(self, metric: str) -> tuple[np.ndarray, np.ndarray, dict[int, list[str]]]:
         """Where the ``blocking_ids`` and ``conflict_ids`` of ``metric`` that
@@ -281,10 +272,6 @@ class BatchResult:
             q: units for q, units in self._reference_conflicts(m, listed).items() if open_values[q]
         }
         return unlabeled, conflict, extra
-
-    @cached_property
-    def _blocking_cache(self) -> dict[bytes, dict[int, list[str]]]:
-        return {}
 
     def _units_at(self, mask: np.ndarray) -> dict[int, list[str]]:
         """Per query, the unit IDs of the flat positions where ``mask`` holds, in rank order."""
@@ -427,16 +414,9 @@ def compute(
     ``min_depth=packing_depth(measures)`` (as :func:`evaluate` does).
     """
     protocol = protocol or batch.protocol
-    named = _named(measures)
-    _check_depth(batch, named)
+    _check_depth(batch, _named(measures))
     ranking = RankingArrays.build(batch, protocol)
-    return BatchResult(
-        batch=batch,
-        protocol=protocol,
-        observation_bits=observation_bits(batch),
-        metrics=_measure_arrays(ranking, protocol, named),
-        ranking=ranking,
-    )
+    return compute_more(BatchResult(batch, protocol, observation_bits(batch), {}, ranking), measures)
 
 
 def _check_depth(batch: ObservationBatch, named: dict[str, Measure]) -> None:
@@ -448,32 +428,19 @@ def _check_depth(batch: ObservationBatch, named: dict[str, Measure]) -> None:
         )
 
 
-def _measure_arrays(
-    ranking: RankingArrays, protocol: EvalProtocol, named: dict[str, Measure]
-) -> dict[str, MeasureArrays]:
-    metrics = {}
-    for name, m in named.items():
-        threshold = protocol.relevance_threshold if m.rel is None else m.rel
-        metrics[name] = MEASURE_MODULES[m.family](ranking.cut(m.k, threshold), m)
-    return metrics
-
-
-def compute_more(result: BatchResult, measures: Sequence[Measure]) -> BatchResult:
-    """Other ``measures`` of the batch ``result`` was computed on, keyed by canonical name,
+def compute_more(result: BatchResult, measures: Sequence[Measure] | None) -> BatchResult:
+    """Other ``measures`` of the batch ``result`` was computed on (None: the section-7 set),
     reusing its packed batch and ranking arrays (nothing is packed or ranked again).
 
     Every cutoff must be at most each observation's k or the batch's depth.
     """
     named = _named(measures)
-    batch = result.batch
-    _check_depth(batch, named)
-    return BatchResult(
-        batch=batch,
-        protocol=result.protocol,
-        observation_bits=result.observation_bits,
-        metrics=_measure_arrays(result.ranking, result.protocol, named),
-        ranking=result.ranking,
-    )
+    _check_depth(result.batch, named)
+    metrics = {}
+    for name, m in named.items():
+        threshold = result.protocol.relevance_threshold if m.rel is None else m.rel
+        metrics[name] = MEASURE_MODULES[m.family](result.ranking.cut(m.k, threshold), m)
+    return replace(result, metrics=metrics)
 
 
 def evaluate_batch(
@@ -500,10 +467,7 @@ def evaluate(
     observation's k); ``diagnostics`` carries reader facts such as tied score
     pairs into the report.
     """
-    if protocol is None:
-        from evalcore.contract.evaluation_protocol import EvalProtocol
-
-        protocol = EvalProtocol()
+    protocol = protocol or default_protocol()
     depth = packing_depth(list(_named(measures).values()))  # also checks the measures
     batch = ObservationBatch.from_observations(observations, protocol, min_depth=depth)
     return evaluate_batch(batch, protocol, measures=measures, diagnostics=diagnostics)

@@ -121,9 +121,8 @@ def pair_codes(runs: Sequence[tuple[np.ndarray, Sequence[Sequence[str]]]]) -> li
 
 
 def distinct_ints(values: np.ndarray) -> np.ndarray:
-    """``np.unique(values)`` of an integer array, without its sort when the values are
-    non-negative and at most a few times as many as the entries (query positions): one
-    count per value (10,000 queries x 3 runs: 1.5 ms -> 0.07 ms)."""
+    """``np.unique(values)`` of an integer array, by one count per value (no sort) when the
+    values are non-negative and at most a few times as many as the entries (query positions)."""
     if values.size and values.dtype.kind in "iu" and int(values.min()) >= 0 \
             and int(values.max()) <= _SPARSE * values.size + 1024:
         return np.flatnonzero(np.bincount(values)).astype(values.dtype, copy=False)

@@ -1,30 +1,13 @@
 """Input limits: the longest id, name, note and document accepted, and the bounds on unpacking.
 
-The one place these numbers are written; readers, the store and the command
-line read them from here, and ``docs/input-limits.md`` lists them. Each limit
-is far above what a genuine collection needs and far below what would exhaust
-a machine, so an oversized value is refused with a message that names it, its
-length and the limit, instead of being stored or echoed whole.
-
-* **ids** -- query, document and unit ids as collections write them
-  (``msmarco_v2.1_doc_00_880019750#4_1633802806`` is 42 characters):
-  :data:`MAX_ID_CHARS`; study, corpus, organisation and user ids, which
-  people type: :data:`MAX_KEY_CHARS`;
-* **names** -- of runs, studies, reference versions, pinned protocols and
-  reports: :data:`MAX_NAME_CHARS`;
-* **notes** -- a label's note, the reason a query's population is complete:
-  :data:`MAX_NOTE_CHARS`; an information need's description or narrative:
-  :data:`MAX_NEED_CHARS`;
-* **documents** -- one document (one record, one line of a line-oriented
-  file) holds at most ``ReadLimits.max_document_bytes`` (default
-  :data:`MAX_DOCUMENT_BYTES`; ``--max-document-mib`` raises it);
-* **unpacking** -- a compressed file or a zip produces at most
-  ``ReadLimits.max_unpacked_bytes`` (default :data:`MAX_UNPACKED_BYTES`;
-  ``--max-unpacked-gib``) and, past its first :data:`RATIO_FREE_BYTES`, at most
-  :data:`MAX_UNPACK_RATIO` times the compressed bytes read so far (text
-  compresses 3-10 times; a decompression bomb 1000 times);
-* **messages** quote at most :data:`MAX_QUOTED_CHARS` characters of any value
-  a person gave (:func:`quoted`): a 10 MB id is named by its start and length.
+The one place these numbers are written; readers, the store and the command line read them
+from here, and ``docs/input-limits.md`` lists them. Each limit is far above what a genuine
+collection needs and far below what would exhaust a machine, so an oversized value is
+refused with a message that names it, its length and the limit, instead of being stored or
+echoed whole. A compressed file may unpack to at most :data:`MAX_UNPACK_RATIO` times the
+compressed bytes read so far (past its first :data:`RATIO_FREE_BYTES`): text compresses
+3-10 times, a decompression bomb 1000 times. Messages quote at most
+:data:`MAX_QUOTED_CHARS` characters of any value a person gave (:func:`quoted`).
 """
 
 from __future__ import annotations

@@ -4,12 +4,15 @@ A fictional software company's knowledge base (Northwind Cloud): articles
 about sign-in, billing, deployment, backups, the API, the mobile app, email,
 data export, performance and onboarding. Everything is derived from a seeded
 :class:`random.Random`, so the same seed always gives the same documents,
-byte for byte. Nothing is downloaded.
+byte for byte. Nothing is downloaded; the writing material is the package data
+file ``corpus.json``.
 """
 
+import json
 import random
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 from evalcore.store.corpus import DocumentIn
 from evalcore.store.studies import QueryIn
@@ -32,185 +35,16 @@ class Topic:
     sentences: tuple[str, ...]
 
 
-TOPICS: tuple[Topic, ...] = (
-    Topic(
-        "sign-in",
-        ("password", "two-factor authentication", "single sign-on", "account lockout", "session timeout"),
-        ("reset", "enable", "configure", "recover", "enforce"),
-        ("locked account after failed logins", "password reset email not arriving",
-         "two-factor code rejected", "SSO login loop"),
-        ("Open the admin console and choose Security to {action} the {object}.",
-         "If the {object} fails, the user sees an error and the attempt is written to the audit log.",
-         "Administrators can {action} the {object} for every member of a workspace at once.",
-         "A locked account unlocks automatically after 30 minutes, or an administrator can unlock it.",
-         "The reset link in the password email expires after one hour.",
-         "Authenticator apps and hardware keys are both supported for two-factor sign-in."),
-    ),
-    Topic(
-        "billing",
-        ("invoice", "refund", "credit card", "subscription plan", "VAT number"),
-        ("update", "download", "request", "change", "cancel"),
-        ("invoice shows the wrong currency", "credit card declined at renewal",
-         "refund not received", "VAT missing from invoice"),
-        ("Billing owners can {action} the {object} under Settings, Billing.",
-         "Invoices are issued on the first day of each month in the account currency.",
-         "A refund reaches the original credit card within five to ten business days.",
-         "Changing the subscription plan takes effect at the next billing cycle.",
-         "To {action} a {object}, contact the billing team with the invoice number.",
-         "Annual plans are billed in advance and include two months free."),
-    ),
-    Topic(
-        "deployment",
-        ("Kubernetes cluster", "Helm chart", "container image", "release pipeline", "rollback"),
-        ("deploy", "upgrade", "roll back", "scale", "pin"),
-        ("deployment stuck in pending", "pods crash looping after upgrade",
-         "image pull failing with unauthorized", "rollback did not restore config"),
-        ("Use the Helm chart to {action} the {object} with a single command.",
-         "A blue-green deployment keeps the previous release running until health checks pass.",
-         "Pin the container image by digest so every node runs the same build.",
-         "When a release fails its health checks the pipeline rolls back automatically.",
-         "To {action} the {object}, set the replica count in the values file.",
-         "Pods that crash loop usually lack a secret or a config map."),
-    ),
-    Topic(
-        "backups",
-        ("database backup", "snapshot", "point-in-time recovery", "retention policy", "restore"),
-        ("schedule", "restore", "verify", "encrypt", "export"),
-        ("backup job failed overnight", "restore takes too long",
-         "snapshot missing from the list", "retention deleted a needed backup"),
-        ("Daily database backups are kept for 35 days by default.",
-         "Point-in-time recovery can restore the database to any second in the retention window.",
-         "To {action} a {object}, open Data, Backups and choose the time.",
-         "Every snapshot is encrypted at rest with a per-workspace key.",
-         "Verify a backup regularly by restoring it into a staging environment.",
-         "The retention policy decides how long each {object} is kept."),
-    ),
-    Topic(
-        "api",
-        ("API key", "rate limit", "webhook", "pagination cursor", "access token"),
-        ("rotate", "create", "revoke", "retry", "verify"),
-        ("requests rejected with 429 too many requests", "webhook deliveries failing",
-         "access token expired", "pagination returns duplicate items"),
-        ("The API allows 600 requests per minute per API key before the rate limit applies.",
-         "A 429 response carries a Retry-After header telling the client when to retry.",
-         "Webhooks are signed; verify the signature before trusting the payload.",
-         "To {action} an {object}, open Developer settings and choose API keys.",
-         "Access tokens expire after one hour and are refreshed with the refresh token.",
-         "Use the pagination cursor from the previous page instead of page numbers."),
-    ),
-    Topic(
-        "mobile",
-        ("iOS app", "Android app", "push notification", "offline mode", "app crash"),
-        ("install", "update", "enable", "reset", "report"),
-        ("push notifications not showing", "app crashes on start",
-         "offline changes lost after sync", "login fails on Android"),
-        ("The mobile app keeps working in offline mode and syncs when the connection returns.",
-         "Push notifications must be allowed in the phone's system settings.",
-         "To {action} the {object}, open the store page and choose Update.",
-         "Crash reports are sent automatically when the user agrees to share diagnostics.",
-         "Signing out of the mobile app removes cached documents from the device.",
-         "The iOS app and the Android app share the same account and settings."),
-    ),
-    Topic(
-        "email",
-        ("email notification", "SMTP relay", "bounce", "spam filter", "DKIM record"),
-        ("configure", "verify", "unsubscribe", "whitelist", "resend"),
-        ("notification emails land in spam", "emails bounce with 550",
-         "DKIM check failing", "daily digest not sent"),
-        ("Add the DKIM record to your DNS so that receiving servers trust our emails.",
-         "Bounced addresses are paused after three failed deliveries.",
-         "To {action} an {object}, open Settings, Notifications.",
-         "The daily digest email is sent at 08:00 in the user's time zone.",
-         "Ask your mail administrator to whitelist our sending domain if emails land in spam.",
-         "Each email notification has an unsubscribe link at the bottom."),
-    ),
-    Topic(
-        "export",
-        ("CSV export", "data export", "GDPR request", "audit log export", "archive"),
-        ("download", "schedule", "request", "delete", "filter"),
-        ("export file is empty", "GDPR deletion request pending",
-         "CSV export has broken characters", "archive download times out"),
-        ("A full data export is prepared in the background and emailed as a download link.",
-         "CSV exports are UTF-8 encoded; open them with the import wizard of your spreadsheet.",
-         "To {action} a {object}, open Data, Export and pick the date range.",
-         "GDPR requests are answered within 30 days and are logged in the audit log.",
-         "Archived workspaces can be exported but not edited.",
-         "Large exports are split into several files of at most one gigabyte."),
-    ),
-    Topic(
-        "performance",
-        ("dashboard latency", "slow query", "cache", "CPU usage", "memory leak"),
-        ("diagnose", "reduce", "monitor", "clear", "profile"),
-        ("dashboard loads slowly", "high CPU usage on worker nodes",
-         "memory leak in background jobs", "slow search results"),
-        ("Slow dashboards are usually caused by a slow query on an unindexed column.",
-         "Clear the cache after changing permissions so that users see fresh results.",
-         "To {action} the {object}, open Monitoring and choose the affected service.",
-         "Background jobs that grow in memory should be restarted and profiled.",
-         "The status page shows current latency for every region.",
-         "Search results are cached for five minutes per workspace."),
-    ),
-    Topic(
-        "onboarding",
-        ("workspace", "user invitation", "role", "permission", "admin console"),
-        ("invite", "assign", "remove", "transfer", "create"),
-        ("invitation link expired", "new user cannot see projects",
-         "cannot remove the last administrator", "workspace ownership transfer"),
-        ("Invite new users from the admin console; each invitation link is valid for seven days.",
-         "A role bundles permissions; assign the Viewer role for read-only access.",
-         "To {action} a {object}, open People in the admin console.",
-         "Every workspace needs at least one administrator.",
-         "Ownership of a workspace can be transferred to another administrator.",
-         "New users see only the projects shared with their team."),
-    ),
+#: The writing material (topics, filler sentences, title templates, queries): package data.
+_DATA = json.loads((Path(__file__).parent / "corpus.json").read_text(encoding="utf-8"))
+TOPICS: tuple[Topic, ...] = tuple(
+    Topic(t["name"], *(tuple(t[f]) for f in ("objects", "actions", "problems", "sentences")))
+    for t in _DATA["topics"]
 )
-
-_FILLER = (
-    "This article applies to all plans unless noted otherwise.",
-    "Contact support if the steps above do not solve the problem.",
-    "The change is recorded in the workspace audit log.",
-    "Screenshots in this article show the web app; the mobile app is similar.",
-    "Updated after customer feedback from the support forum.",
-    "Related articles are listed at the end of this page.",
-)
-
-_TITLE_TEMPLATES = (
-    "How to {action} the {object}",
-    "Troubleshooting: {problem}",
-    "{Object}: frequently asked questions",
-    "Runbook: {problem}",
-    "Release notes: {object} improvements",
-    "Best practices for the {object}",
-)
-
+_FILLER: tuple[str, ...] = tuple(_DATA["filler"])
+_TITLE_TEMPLATES: tuple[str, ...] = tuple(_DATA["title_templates"])
 #: 25 queries: (query id, text, topic name).
-QUERIES: tuple[tuple[str, str, str], ...] = (
-    ("q01", "password reset email", "sign-in"),
-    ("q02", "account locked after failed logins", "sign-in"),
-    ("q03", "enable two-factor authentication", "sign-in"),
-    ("q04", "refund to credit card", "billing"),
-    ("q05", "invoice wrong currency", "billing"),
-    ("q06", "change subscription plan", "billing"),
-    ("q07", "kubernetes rollback failed deployment", "deployment"),
-    ("q08", "pods crash looping", "deployment"),
-    ("q09", "restore database backup", "backups"),
-    ("q10", "point-in-time recovery retention", "backups"),
-    ("q11", "api rate limit 429", "api"),
-    ("q12", "rotate api key", "api"),
-    ("q13", "webhook signature verify", "api"),
-    ("q14", "push notifications not showing", "mobile"),
-    ("q15", "offline mode sync", "mobile"),
-    ("q16", "emails land in spam", "email"),
-    ("q17", "dkim record dns", "email"),
-    ("q18", "export data to csv", "export"),
-    ("q19", "gdpr deletion request", "export"),
-    ("q20", "slow dashboard query", "performance"),
-    ("q21", "memory leak background jobs", "performance"),
-    ("q22", "invite users to workspace", "onboarding"),
-    ("q23", "transfer workspace ownership", "onboarding"),
-    ("q24", "assign read-only role", "onboarding"),
-    ("q25", "audit log export", "export"),
-)
+QUERIES: tuple[tuple[str, str, str], ...] = tuple(tuple(q) for q in _DATA["queries"])
 
 _EPOCH = datetime(2024, 1, 1, tzinfo=UTC)
 _SPAN_DAYS = 900
@@ -221,12 +55,8 @@ _PER_TOPIC = 31
 def demo_documents() -> list[DocumentIn]:
     """31 documents per topic and the hostile one; about one in seven belongs to :data:`ORG_B`."""
     rng = random.Random(_SEED)
-    docs: list[DocumentIn] = []
-    number = 0
-    for topic in TOPICS:
-        for _ in range(_PER_TOPIC):
-            number += 1
-            docs.append(_document(rng, topic, number))
+    topics = [topic for topic in TOPICS for _ in range(_PER_TOPIC)]
+    docs = [_document(rng, topic, number) for number, topic in enumerate(topics, start=1)]
     docs.append(
         DocumentIn(
             doc_id=HOSTILE_DOC_ID,

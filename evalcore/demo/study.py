@@ -22,7 +22,7 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
-from evalcore.annotation.pool import PoolItem, query_pool
+from evalcore.annotation.pool import query_pool
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.demo.corpus import (
     HOSTILE_DOC_ID,
@@ -73,20 +73,14 @@ CANT_JUDGE: tuple[tuple[str, str, str], ...] = (
 
 #: The two lexical protocols: same visible documents and depth (so comparable), different weights.
 RUN_PROTOCOLS: dict[str, dict] = {
-    "bm25-plain": {
+    name: {
         "method": "lexical",
         "top_k": 10,
         "cutoff": "2026-06-30T00:00:00Z",
         "organisations": [ORG_A],
-        "weights": {"title": 1.0, "text": 1.0},
-    },
-    "bm25-title-boost": {
-        "method": "lexical",
-        "top_k": 10,
-        "cutoff": "2026-06-30T00:00:00Z",
-        "organisations": [ORG_A],
-        "weights": {"title": 4.0, "text": 1.0},
-    },
+        "weights": {"title": title_weight, "text": 1.0},
+    }
+    for name, title_weight in (("bm25-plain", 1.0), ("bm25-title-boost", 4.0))
 }
 
 
@@ -128,13 +122,9 @@ def _bob_disagrees(query_id: str, unit_id: str) -> bool:
     return digest[0] < 40  # about one unit in six
 
 
-def has_demo(db: sqlite_utils.Database) -> bool:
-    return study_exists(db, DEMO_STUDY_ID)
-
-
 def demo_needs_building(db: sqlite_utils.Database) -> bool:
     """True for a store without any study, or with an unfinished demo (read-only check)."""
-    if not has_demo(db):
+    if not study_exists(db, DEMO_STUDY_ID):
         return not study_ids(db)
     if not allowed(db, study_id=DEMO_STUDY_ID, actor=None, permission=Permission.READ):
         return False  # taken into team mode: no longer a demo to finish
@@ -196,7 +186,7 @@ def _frame(db: sqlite_utils.Database, *, only_into_empty: bool = False) -> bool 
     """Step (1); False when the demo study is there already, None when ``only_into_empty``
     and the store holds other studies (both checked holding the write lock)."""
     with write_transaction(db):
-        if has_demo(db):
+        if study_exists(db, DEMO_STUDY_ID):
             return False
         if only_into_empty and study_ids(db):
             return None
@@ -253,11 +243,6 @@ def _label(db: sqlite_utils.Database, query_id: str, unit_id: str, gain: int, wh
                  annotator=who, source=DEMO_SOURCE)
 
 
-def _first_pass(items: list[PoolItem]) -> list[str]:
-    """The pooled units some run returned in its top :data:`FIRST_PASS_DEPTH`."""
-    return [i.unit_id for i in items if any(r <= FIRST_PASS_DEPTH for r in i.ranks.values())]
-
-
 def _labels(db: sqlite_utils.Database, docs: dict[str, DocumentIn]) -> int:
     count = 0
     fully = (*COMPLETE_QUERIES, *DOUBLE_QUERIES, *PARTIAL_QUERIES)
@@ -269,8 +254,9 @@ def _labels(db: sqlite_utils.Database, docs: dict[str, DocumentIn]) -> int:
         pool = [item.unit_id for item in items]
         if query_id in PARTIAL_QUERIES:
             pool = pool[: len(pool) // 2]
-        elif query_id in first_pass:
-            pool = _first_pass(items)
+        elif query_id in first_pass:  # what some run returned in its top FIRST_PASS_DEPTH
+            pool = [i.unit_id for i in items
+                    if any(rank <= FIRST_PASS_DEPTH for rank in i.ranks.values())]
         units = [u for u in pool if (query_id, u) not in cant_judge]
         if query_id in COMPLETE_QUERIES:
             # exhaustive: every on-topic document of the corpus, returned or not

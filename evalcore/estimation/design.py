@@ -32,7 +32,9 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
+
+from evalcore.analysis.frozen import FrozenModel
 
 #: At most this many strata (fewer on a small population: :func:`strata_count`).
 MAX_STRATA = 4
@@ -42,10 +44,8 @@ MIN_STRATUM = 8
 METHOD = "stratified query-cluster sample without replacement"
 
 
-class DesignQuery(BaseModel):
+class DesignQuery(FrozenModel):
     """One query of the design's population, with its unknown units at draw time."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     stratum: int
@@ -54,10 +54,8 @@ class DesignQuery(BaseModel):
     units: list[str]
 
 
-class SampleStratum(BaseModel):
+class SampleStratum(FrozenModel):
     """One stratum: its population ``N_h`` and how many of its queries are sampled."""
-
-    model_config = ConfigDict(frozen=True)
 
     index: int
     n_queries: int
@@ -71,10 +69,8 @@ class SampleStratum(BaseModel):
         return self.n_sampled / self.n_queries if self.n_queries else 0.0
 
 
-class SampleUnit(BaseModel):
+class SampleUnit(FrozenModel):
     """A sampled unit, as annotators see it, in order."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     unit_id: str
@@ -83,10 +79,8 @@ class SampleUnit(BaseModel):
     inclusion_probability: float
 
 
-class SampleDesign(BaseModel):
+class SampleDesign(FrozenModel):
     """A named sample of a comparison's unknown units (see the module docstring)."""
-
-    model_config = ConfigDict(frozen=True)
 
     name: str
     run_a: str

@@ -15,19 +15,22 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
+from evalcore.analysis.bottom_line import Estimate
 from evalcore.analysis.decision import (
     REFERENCE_FAMILIES,
     PairEvaluation,
-    cut_rows,
-    relevance_threshold,
 )
 from evalcore.analysis.decision_queue import gain_distribution, smoothed_gain_counts
-from evalcore.analysis.pair_bounds import net_weight, pair_interval_ends
+from evalcore.analysis.frozen import FrozenModel
+from evalcore.analysis.pair_bounds import (
+    cut_and_cutoffs,
+    net_weight,
+    pair_interval_ends,
+    relevance_threshold,
+)
 from evalcore.analysis.pair_units import PairUnits
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.estimation.design import METHOD, SampleDesign, draw_design, with_draws
@@ -37,55 +40,10 @@ from evalcore.estimation.estimator import StratifiedInput, stratified_difference
 ESTIMATOR = "difference estimator with finite-population correction"
 #: A unit of a query: (query id, unit id).
 UnitKey = tuple[str, str]
-EstimateDirection = Literal["a_better", "b_better", "unclear"]
 
 
-class Estimate(BaseModel):
-    """An estimated mean difference ``run_a - run_b`` on one measure: never evidence and
-    never a decided verdict."""
-
-    model_config = ConfigDict(frozen=True)
-
-    measure: str
-    run_a: str
-    run_b: str
-    point: float
-    lower: float
-    upper: float
-    level: float
-    #: Units in the sample's answered draws (labeled + non-response).
-    n_sampled: int
-    n_labeled: int
-    #: Unknown units of the design's population when it was drawn.
-    n_unknown: int
-    n_nonresponse: int
-    #: Sampled units not answered yet (their queries are left out until answered).
-    n_pending: int
-    n_queries: int
-    n_queries_sampled: int
-    #: The worst-case (decided) interval on the same evidence, for comparison.
-    worst_lower: float
-    worst_upper: float
-    method: str
-    #: The automatic source used as a predictor, if any (never evidence).
-    automatic: str | None = None
-    #: Its weight in the prediction, from 0 (ignored) to 1 (trusted as calibrated), chosen
-    #: by the sample (:func:`~evalcore.estimation.estimator.power_tuned`); None without.
-    predictor_weight: float | None = None
-
-    @property
-    def direction(self) -> EstimateDirection:
-        if self.lower > 0:
-            return "a_better"
-        if self.upper < 0:
-            return "b_better"
-        return "unclear"
-
-
-class NotEstimable(BaseModel):
+class NotEstimable(FrozenModel):
     """A measure the sample cannot estimate, and why."""
-
-    model_config = ConfigDict(frozen=True)
 
     measure: str
     reason: str
@@ -103,7 +61,7 @@ def movers(pair: PairEvaluation, measures: Sequence[str]) -> np.ndarray:
     out = np.zeros(u.query.size, dtype=bool)
     for name in measures:
         measure = pair.measures[name]
-        in_a, in_b = cut_rows(u, measure)
+        in_a, in_b, _, _ = cut_and_cutoffs(u, measure)
         moves = in_a | in_b
         if measure.family in ADDITIVE_FAMILIES:
             moves &= np.abs(net_weight(u, measure, pair.protocol)) > 1e-15
@@ -209,7 +167,7 @@ def _nothing_relevant(units: PairUnits, pair: PairEvaluation, name: str) -> np.n
     reference label, no unit in a cut and no outside unit."""
     measure = pair.measures[name]
     t = relevance_threshold(measure, pair.protocol)
-    in_a, in_b = cut_rows(units, measure)
+    in_a, in_b, _, _ = cut_and_cutoffs(units, measure)
     maybe = np.bincount(units.query[(in_a | in_b) & (units.high >= t)], minlength=units.n)
     maybe += np.bincount(units.ref_query[units.ref_high >= t], minlength=units.n)
     return (maybe == 0) & (units.outside(in_a, in_b) == 0)

@@ -19,11 +19,10 @@ from dataclasses import replace
 
 import numpy as np
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
-from evalcore.analysis.bottom_line import Estimate as LineEstimate
 from evalcore.analysis.decision import PairEvaluation, evaluate_column_pair, stored_pair
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.query_set import resolve_stored_query_set
 from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.contract.measures import parse_measure
@@ -46,10 +45,8 @@ from evalcore.store.study_handle import Study, open_study
 DEFAULT_LEVEL = 0.95
 
 
-class SampleView(BaseModel):
+class SampleView(FrozenModel):
     """A stored sample with its design, for ``sample show`` and the app."""
-
-    model_config = ConfigDict(frozen=True)
 
     sample: StoredSample
     design: SampleDesign
@@ -147,10 +144,8 @@ def show_sample(study: Study, name: str) -> SampleView:
     return SampleView(sample=sample, design=design_of(sample))
 
 
-class QueueUnit(BaseModel):
+class QueueUnit(FrozenModel):
     """A sampled unit in the sample's queue, with whether it is answered."""
-
-    model_config = ConfigDict(frozen=True)
 
     position: int
     query_id: str
@@ -211,10 +206,8 @@ def _responses(
     return out
 
 
-class StoredEstimates(BaseModel):
+class StoredEstimates(FrozenModel):
     """The estimates of one comparison from a stored sample, oriented as asked."""
-
-    model_config = ConfigDict(frozen=True)
 
     sample: str
     candidate: str
@@ -224,15 +217,9 @@ class StoredEstimates(BaseModel):
     def by_measure(self) -> dict[str, Estimate | NotEstimable]:
         return {e.measure: e for e in self.estimates}
 
-    def line_estimates(self) -> dict[str, LineEstimate]:
+    def line_estimates(self) -> dict[str, Estimate]:
         """The bottom line's estimates (:func:`evalcore.analysis.bottom_line.bottom_line`)."""
-        return {e.measure: line_estimate(e) for e in self.estimates if isinstance(e, Estimate)}
-
-
-def line_estimate(e: Estimate) -> LineEstimate:
-    """The bottom line's form of ``e``: the same numbers, its runs as candidate and baseline."""
-    same = e.model_dump(include=set(LineEstimate.model_fields) & set(Estimate.model_fields))
-    return LineEstimate(candidate=e.run_a, baseline=e.run_b, **same)
+        return {e.measure: e for e in self.estimates if isinstance(e, Estimate)}
 
 
 def estimate_json(e: Estimate | NotEstimable) -> dict:
@@ -242,7 +229,7 @@ def estimate_json(e: Estimate | NotEstimable) -> dict:
     body = e.model_dump(mode="json")
     body["estimable"] = True
     body["direction"] = e.direction
-    body["text"] = line_estimate(e).text()
+    body["text"] = e.text()
     return body
 
 

@@ -31,7 +31,7 @@ import socket
 import stat
 import tempfile
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from os import PathLike
 from pathlib import Path
 from typing import IO, BinaryIO, TextIO
@@ -55,23 +55,18 @@ def private_mode(source: str | PathLike[str] | None) -> int:
         return PRIVATE
 
 
-@contextmanager
 def atomic_writer(path: str | PathLike[str], *, newline: str = "\n",
-                  mode: int | None = None) -> Iterator[TextIO]:
+                  mode: int | None = None) -> AbstractContextManager[TextIO]:
     """A UTF-8 text stream whose content replaces ``path`` only if the block succeeds.
 
     ``mode``: the new file's permission bits (None: the umask's, or the replaced file's)."""
-    with _replacing(path, lambda f: open(f, "w", encoding="utf-8", newline=newline),
-                    mode) as stream:
-        yield stream
+    return _replacing(path, lambda f: open(f, "w", encoding="utf-8", newline=newline), mode)
 
 
-@contextmanager
 def atomic_binary_writer(path: str | PathLike[str], *,
-                         mode: int | None = None) -> Iterator[BinaryIO]:
+                         mode: int | None = None) -> AbstractContextManager[BinaryIO]:
     """A binary stream whose content replaces ``path`` only if the block succeeds."""
-    with _replacing(path, lambda f: open(f, "wb"), mode) as stream:
-        yield stream
+    return _replacing(path, lambda f: open(f, "wb"), mode)
 
 
 @contextmanager

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from evalcore.contract.limits import DEFAULT_LIMITS, MAX_ID_CHARS, ReadLimits, too_long
-from evalcore.io.errors import ErrorLog, InputError, InputErrors, show_value
+from evalcore.io.errors import ErrorLog, InputErrors, show_value
 from evalcore.io.json_objects import json_object_lines, json_objects
 from evalcore.io.label_rows import GainNotes, parse_gain
 from evalcore.io.text_lines import SourceText, numbered_lines, read_source, stream_lines
@@ -98,13 +98,10 @@ def read_beir_folder(
         raise InputErrors.one(
             str(root), "not a folder", "give the BEIR dataset folder holding corpus.jsonl"
         )
-    errors: list[InputError] = []
-    counted = 0  # errors counted by the files' readers (each keeps only its first ones)
+    failures: list[InputErrors] = []
     warnings: list[str] = []
     in_memory = DocumentsInMemory()
     sink = documents if documents is not None else in_memory
-    document_count = 0
-    queries: dict[str, str] = {}
     qrels: dict[str, list[BeirJudgment]] = {}
     files: dict[str, str] = {}
 
@@ -112,51 +109,34 @@ def read_beir_folder(
         try:
             return fn(*args)
         except InputErrors as exc:  # a file cut short (ReadingStopped) keeps its notice
-            nonlocal counted
-            errors.extend(exc.errors)
-            counted += exc.total - exc.shown
+            failures.append(exc)
             return None
 
-    corpus_path = root / "corpus.jsonl"
-    queries_path = root / "queries.jsonl"
     notes: list[str] = []
-    got = collect(stream_corpus, corpus_path, sink, limits)
-    if got is not None:
-        document_count = got
-    got = collect(_read_objects, queries_path, ("_id", "text"), ("_id", "text"), limits, notes)
-    if got is not None:
-        queries = {k: v["text"] for k, v in got.items()}
+    document_count = collect(stream_corpus, root / "corpus.jsonl", sink, limits) or 0
+    got = collect(_read_objects, root / "queries.jsonl", ("_id", "text"), ("_id", "text"),
+                  limits, notes)
+    queries = {k: v["text"] for k, v in (got or {}).items()}
     qrels_dir = root / "qrels"
     tsv_files = sorted(qrels_dir.glob("*.tsv")) if qrels_dir.is_dir() else []
     if splits is not None:
         known = {p.stem for p in tsv_files}
         for name in splits:
             if name not in known:
-                errors.append(
-                    InputError(
-                        file=str(qrels_dir / f"{name}.tsv"),
-                        message="no such qrels split",
-                        hint="splits in this folder: " + (", ".join(sorted(known)) or "none"),
-                    )
-                )
+                failures.append(InputErrors.one(
+                    str(qrels_dir / f"{name}.tsv"), "no such qrels split",
+                    "splits in this folder: " + (", ".join(sorted(known)) or "none")))
         tsv_files = [p for p in tsv_files if p.stem in splits]
     if not tsv_files and splits is None:
-        errors.append(
-            InputError(
-                file=str(qrels_dir),
-                message="no qrels/*.tsv file",
-                hint="a BEIR folder has qrels/test.tsv (and/or train, dev)",
-            )
-        )
+        failures.append(InputErrors.one(str(qrels_dir), "no qrels/*.tsv file",
+                                        "a BEIR folder has qrels/test.tsv (and/or train, dev)"))
     for path in tsv_files:
         got = collect(_read_qrels_tsv, path, gain_map, warnings, limits, notes)
         if got is not None:
             qrels[path.stem] = got
             files[path.stem] = str(path)
-    if errors:
-        listed = [e for e in errors if not e.stop]
-        notices = [e for e in errors if e.stop]
-        raise InputErrors([*listed[:200], *notices], counted + len(listed))
+    if failures:
+        raise InputErrors.combined(failures)
     return BeirFolder(str(root), in_memory.documents, queries, qrels, files, warnings,
                       document_count, notes)
 
@@ -218,7 +198,7 @@ def _checked_objects(
     ``_id`` was first kept on: another line is a duplicate, logged); return how many were kept."""
     kept = 0
     for number, obj in objects:
-        ok = True
+        errors_before = log.total
         for name in string_fields:
             value = obj.get(name)
             if value is None and name not in required:
@@ -229,15 +209,12 @@ def _checked_objects(
                     log.add(number, name, f"missing required field '{name}'")
                 else:
                     log.add(number, name, f"must be {what}, got {show_value(value)}")
-                ok = False
             elif "\x00" in value:
                 log.add(number, name, "holds a NUL character (\\u0000)",
                         "remove it: no text holds one")
-                ok = False
             elif name == "_id" and (problem := too_long(value, MAX_ID_CHARS, "an id")):
                 log.add(number, name, problem)
-                ok = False
-        if not ok:
+        if log.total > errors_before:  # the object has an error
             continue
         key = obj["_id"]
         first = keep(number, key, {n: obj[n] for n in string_fields if isinstance(obj.get(n), str)})
@@ -295,19 +272,16 @@ def parse_qrels_tsv(
             )
             continue
         qid, did, score = cells
-        bad = False
+        errors_before = log.total
         for name, value in (("query-id", qid), ("corpus-id", did)):
             if not value:
                 log.add(number, name, "must not be empty")
-                bad = True
             elif problem := too_long(value, MAX_ID_CHARS, "an id"):
                 log.add(number, name, problem)
-                bad = True
         gain, problem, hint = parse_gain(score, gain_map, notes=gains)
         if problem is not None:
             log.add(number, "score", problem, hint)
-            bad = True
-        if bad or gain is None:
+        if log.total > errors_before or gain is None:
             continue
         judgment = BeirJudgment(number, qid, did, gain)
         earlier = seen.setdefault((qid, did), judgment)

@@ -17,7 +17,3 @@ def to_iso(moment: datetime) -> str:
 
 def utc_now_iso() -> str:
     return to_iso(datetime.now(UTC))
-
-
-def from_iso(text: str) -> datetime:
-    return datetime.fromisoformat(text.replace("Z", "+00:00"))

@@ -107,6 +107,3 @@ def _column(record: str, bad: _Malformed) -> str:
     if "\n" not in before:
         return str(bad.column)
     return f"{bad.column - before.rfind(chr(10)) - 1} of the record's line {before.count(chr(10)) + 1}"
-
-
-__all__ = ["csv_records", "parse_record"]

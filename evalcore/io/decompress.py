@@ -115,20 +115,19 @@ class UnpackBudget:
         self.produced += produced
         cap = self.limits.max_unpacked_bytes
         if self.produced > cap:
-            raise self.refusal(
+            raise input_errors(
+                self.name,
                 f"{what} unpacks to more than {size_text(cap)}: refused",
                 f"raise the bound with {UNPACKED_OPTION} if the file is genuine, or split it")
 
     def check_ratio(self, produced: int, consumed: int, *, what: str = "the file") -> None:
         """Refuse ``produced`` output bytes from ``consumed`` input bytes past the ratio."""
         if produced > RATIO_FREE_BYTES and produced > MAX_UNPACK_RATIO * max(consumed, 1):
-            raise self.refusal(
+            raise input_errors(
+                self.name,
                 f"{what} unpacks to {produced:,} bytes from {consumed:,}: more than "
                 f"{MAX_UNPACK_RATIO} times its compressed size, refused as {self.bomb}",
                 self.advice)
-
-    def refusal(self, message: str, hint: str) -> InputErrors:
-        return input_errors(self.name, message, hint)
 
 
 class _Unpacking(io.RawIOBase):
@@ -189,7 +188,6 @@ class Opened:
     stream: io.BufferedReader
     name: str
     compression: str | None
-    size: int | None  # bytes of the file as stored (None: unknown)
 
 
 def _unpacker(raw: BinaryIO, kind: str) -> BinaryIO:
@@ -235,7 +233,7 @@ def open_input(
                            UnpackBudget(label, limits))
     stream = io.BufferedReader(unpacking, buffer_size=BLOCK)
     try:
-        yield Opened(stream, label, kind, size)
+        yield Opened(stream, label, kind)
     finally:
         stream.close()
 
@@ -272,7 +270,3 @@ def is_compressed(path: str | PathLike[str]) -> bool:
             return compression_of(handle.read(8)) is not None
     except OSError:
         return False
-
-
-__all__ = ["MAGIC", "Opened", "UnpackBudget", "compression_of", "is_compressed", "open_input",
-           "without_compression_suffix"]

@@ -64,16 +64,15 @@ def detect_format(name: str, *, folder: bool = False) -> str:
     return ""
 
 
-def resolve_format(fmt: str, name: str, *, folder: bool = False, kinds: str = "jsonl, tsv, "
-                   "csv or trec") -> str:
+def resolve_format(fmt: str, name: str, *, folder: bool = False) -> str:
     """``fmt`` itself, or the detected format; InputErrors when ``auto`` cannot tell."""
     if fmt != "auto":
         return fmt
     found = detect_format(name, folder=folder)
     if not found:
         raise InputErrors.one(
-            name, "cannot tell the format from the file name", f"choose it with --format ({kinds})"
-        )
+            name, "cannot tell the format from the file name",
+            "choose it with --format (jsonl, tsv, csv or trec)")
     return found
 
 
@@ -119,14 +118,10 @@ def parse_documents(
 ) -> DocumentSet:
     """Documents from decoded text (an upload or a file); raise InputErrors on any error."""
     if fmt == "trec":
-        out = DocumentSet(source.name)
-        parse_trec_documents(source, out, limits=limits)
-        out.notes.extend(source.notes())
-        return out
+        return parse_trec_documents(source, limits=limits)
     names = fields or DocumentFields()
     log = ErrorLog(source.name)
-    out = DocumentSet(source.name)
-    out.notes.extend(source.notes())
+    out = DocumentSet(source.name, notes=source.notes())
     first: dict[str, int] = {}
     table: TableFormat = fmt  # type: ignore[assignment]
     limit = limits.max_document_bytes

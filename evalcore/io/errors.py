@@ -1,13 +1,11 @@
 """Input errors: what is wrong, where (file, line, field), and what to do.
 
 Readers collect *every* error of an input in an :class:`ErrorLog` and raise
-one :class:`InputErrors` at the end, so a user fixes a file in one pass instead
-of one error per run — up to :data:`STOP_AFTER` errors: then the log raises
-:class:`ReadingStopped` (an :class:`InputErrors`) from ``add``/``append``, the
-readers' loops let it propagate, and the user learns at which line reading
-stopped and that the count is a lower bound. A huge file that is wrong on every
-line is refused in about the time it takes to decode it, not after minutes of
-collecting millions of messages. Each error renders as one line::
+one :class:`InputErrors` at the end, so a user fixes a file in one pass — up to
+:data:`STOP_AFTER` errors: then the log raises :class:`ReadingStopped`, the readers'
+loops let it propagate, and the user learns at which line reading stopped and that
+the count is a lower bound (a file wrong on every line is refused at once). Each
+error renders as one line::
 
     observations.jsonl:7: labels[2].gain: must be an integer 0..4, got 2.5 (true, 2.5, "3", 5, -1 are rejected)
 
@@ -81,6 +79,14 @@ class InputErrors(ValueError):
     ) -> InputErrors:
         """A single error."""
         return cls([InputError(file=file, line=line, field=field, message=message, hint=hint)])
+
+    @classmethod
+    def combined(cls, failures: Sequence[InputErrors]) -> InputErrors:
+        """The errors of several inputs read in turn, in that order: the first
+        :data:`MAX_REPORTED`, every input's total counted, "reading stopped" notices last."""
+        errors = [e for failure in failures for e in failure.errors]
+        listed = [e for e in errors if not e.stop][:MAX_REPORTED]
+        return cls(listed + [e for e in errors if e.stop], sum(f.total for f in failures))
 
     @property
     def shown(self) -> int:
@@ -211,28 +217,22 @@ _EXPECTED: dict[str, tuple[str, str | None]] = {
 _MAPPING_FIELDS = frozenset({"unit_of"})
 
 
-def format_loc(loc: Sequence[int | str]) -> str:
-    """``("labels", 2, "gain")`` -> ``labels[2].gain``; mapping keys as ``unit_of["A"]``."""
-    out = ""
-    previous: int | str | None = None
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif previous in _MAPPING_FIELDS:
-            out += f"[{json.dumps(part, ensure_ascii=False)}]"
-        else:
-            out += f".{part}" if out else part
-        previous = part
-    return out
-
-
-def _pattern(loc: Sequence[int | str]) -> str:
+def _paths(loc: Sequence[int | str]) -> tuple[str, str]:
+    """(``loc`` as shown: ``labels[2].gain``, ``unit_of["A"]``; its :data:`_EXPECTED` key:
+    list indices and mapping keys as ``*``)."""
+    shown = ""
     parts: list[str] = []
     previous: int | str | None = None
     for part in loc:
+        if isinstance(part, int):
+            shown += f"[{part}]"
+        elif previous in _MAPPING_FIELDS:
+            shown += f"[{json.dumps(part, ensure_ascii=False)}]"
+        else:
+            shown += f".{part}" if shown else part
         parts.append("*" if isinstance(part, int) or previous in _MAPPING_FIELDS else part)
         previous = part
-    return ".".join(parts)
+    return shown, ".".join(parts)
 
 
 def show_value(value: Any, limit: int = 60) -> str:
@@ -288,13 +288,14 @@ def validation_errors(
     out: list[InputError] = []
     for err in exc.errors(include_url=False):
         loc = tuple(err["loc"])
-        field = format_loc(loc) or None
+        shown, pattern = _paths(loc)
+        field = shown or None
         kind = err["type"]
         message: str
         hint: str | None = None
         if kind == "missing":
             message = f"missing required field '{loc[-1]}'"
-            hint = _EXPECTED.get(_pattern(loc), (None, None))[1]
+            hint = _EXPECTED.get(pattern, (None, None))[1]
         elif kind in ("string_too_long", "too_long") and "max_length" in err.get("ctx", {}):
             value = err.get("input")
             size = f"{len(value):,} " if isinstance(value, (str, list)) else ""
@@ -312,7 +313,7 @@ def validation_errors(
         elif kind == "value_error":
             message = str(err["msg"]).removeprefix("Value error, ")
         else:
-            expected = _EXPECTED.get(_pattern(loc))
+            expected = _EXPECTED.get(pattern)
             got = show_value(err.get("input"))
             if expected is not None:
                 message = f"must be {expected[0]}, got {got}"

@@ -25,40 +25,35 @@ from evalcore.io.errors import ErrorLog
 from evalcore.io.text_lines import SourceText, numbered_lines
 
 
-class _RepeatedKey(ValueError):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
+class _Refused(ValueError):
+    """Valid JSON this reader refuses: ``field`` (or None), message and hint for the log."""
 
-
-class _NotJson(ValueError):
-    def __init__(self, token: str) -> None:
-        super().__init__(token)
-        self.token = token
-
-
-class _BadNumber(ValueError):
-    def __init__(self, token: str, why: str) -> None:
-        super().__init__(token)
-        self.token = token
-        self.why = why
+    def __init__(self, field: str | None, message: str, hint: str) -> None:
+        super().__init__(message)
+        self.field, self.message, self.hint = field, message, hint
 
 
 #: The longest integer a JSON file may hold (Python's int/str conversion limit).
 MAX_INT_DIGITS = 4300
 
 
+def _out_of_range(token: str, why: str) -> _Refused:
+    shown = token if len(token) <= 24 else token[:20] + "..."
+    return _Refused(None, f"number out of range: {shown} is {why}",
+                    "use a finite number within range")
+
+
 def _parse_int(token: str) -> int:
     if len(token.lstrip("-")) > MAX_INT_DIGITS:
-        raise _BadNumber(token, f"an integer of {len(token.lstrip('-')):,} digits (more than "
-                                f"{MAX_INT_DIGITS:,})")
+        raise _out_of_range(token, f"an integer of {len(token.lstrip('-')):,} digits (more "
+                                   f"than {MAX_INT_DIGITS:,})")
     return int(token)
 
 
 def _parse_float(token: str) -> float:
     value = float(token)
     if not math.isfinite(value):
-        raise _BadNumber(token, "a number too large for a float (it would be infinity)")
+        raise _out_of_range(token, "a number too large for a float (it would be infinity)")
     return value
 
 
@@ -68,13 +63,15 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise _RepeatedKey(key)
+                raise _Refused(key, f"field '{key}' appears twice in one object",
+                               "JSON objects keep only one value per key; remove one")
             seen.add(key)
     return obj
 
 
 def _reject_constant(token: str) -> float:
-    raise _NotJson(token)
+    raise _Refused(None, f"not valid JSON: {token} is not a JSON value",
+                   "use a finite number or null")
 
 
 #: Strict JSON: a repeated key or NaN/Infinity is an error, not silently accepted.
@@ -82,19 +79,12 @@ _DECODER = json.JSONDecoder(object_pairs_hook=_unique_keys, parse_constant=_reje
                             parse_int=_parse_int, parse_float=_parse_float)
 
 
+_KINDS = {dict: "an object", list: "an array", str: "a string", bool: "a boolean"}
+
+
 def json_kind(value: object) -> str:
-    """How a JSON value is named in messages ("an array", "a string", ...)."""
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    return "a number"
+    """How a decoded JSON value is named in messages ("an array", "a string", ...)."""
+    return "null" if value is None else _KINDS.get(type(value), "a number")
 
 
 _FAILED = object()
@@ -145,16 +135,8 @@ def _decode(text: str, number: int | None, log: ErrorLog, hint: str, nul: bool =
     except json.JSONDecodeError as exc:
         line = number if number is not None else exc.lineno
         log.add(line, None, f"not valid JSON: {exc.msg} (column {exc.colno})", hint)
-    except _RepeatedKey as exc:
-        log.add(number, exc.key, f"field '{exc.key}' appears twice in one object",
-                "JSON objects keep only one value per key; remove one")
-    except _NotJson as exc:
-        log.add(number, None, f"not valid JSON: {exc.token} is not a JSON value",
-                "use a finite number or null")
-    except _BadNumber as exc:
-        shown = exc.token if len(exc.token) <= 24 else exc.token[:20] + "..."
-        log.add(number, None, f"number out of range: {shown} is {exc.why}",
-                "use a finite number within range")
+    except _Refused as exc:
+        log.add(number, exc.field, exc.message, exc.hint)
     except RecursionError:
         log.add(number, None, "not valid JSON: nested too deeply")
     return _FAILED

@@ -1,10 +1,24 @@
-"""Label rows: one label event as it appears in a CSV or JSONL labels file.
+"""Label files: label events as CSV or JSONL, read into :class:`LabelRow` s.
 
-Shared by :mod:`evalcore.io.csv_labels` and :mod:`evalcore.io.labels_jsonl`.
-A file is either a **snapshot** (no ``created_at`` column: each row says
-"annotator X gives unit U of query Q the gain G") or an **event log** (a
-``created_at`` column, as written by ``evalcore export labels``: every row is
-one event, replayed in file order).
+* **CSV** (``query_id,unit_id,gain[,annotator]``): a header row is required and
+  names the columns (any order; names are case-insensitive and surrounding
+  spaces are ignored). Required: ``query_id``, ``unit_id``, ``gain``. Optional:
+  ``annotator`` (default: the importer's, e.g. ``csv:<file name>``), and the
+  event-log columns written by ``evalcore export labels --format csv``:
+  ``kind``, ``created_at``, ``note``, ``source``. An unknown column is an error
+  (with a "did you mean"). Records are read by :mod:`evalcore.io.csv_records`
+  (RFC 4180: a quoted note may span lines; errors name the line a record starts
+  on); CSV has no comments. A cell that our exports quoted against spreadsheet
+  formulas (``'=x``) reads back as written before (``=x``;
+  :mod:`evalcore.io.spreadsheet_cells`).
+* **JSONL** (as ``evalcore export labels --format jsonl`` writes): one object per
+  line with the same fields, and ``event_id`` (ignored on import: the store
+  numbers its own events). JSONL has no comments.
+
+Blank lines are skipped; encoding follows :mod:`evalcore.io.text_lines`. A file is
+either a **snapshot** (no ``created_at`` or ``kind``: each row says
+"annotator X gives unit U of query Q the gain G") or an **event log** (as written
+by ``evalcore export labels``: every row is one event, replayed in file order).
 
 Rules, checked for every row (all errors are collected, with line and field):
 
@@ -29,17 +43,26 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
 from datetime import datetime
+from typing import Literal
 
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.limits import MAX_ID_CHARS, MAX_KEY_CHARS, MAX_NOTE_CHARS, too_long
 from evalcore.io.clock import to_iso
-from evalcore.io.errors import ErrorLog, show_value
+from evalcore.io.csv_records import csv_records
+from evalcore.io.errors import ErrorLog, show_value, suggest
+from evalcore.io.json_objects import json_objects
+from evalcore.io.spreadsheet_cells import restore
+from evalcore.io.text_lines import SourceText
 from evalcore.io.trec_format import decimal_gain_note, gain_number
 
 KINDS = ("label", "undo", "adjudicate")
+REQUIRED = ("query_id", "unit_id", "gain")
+OPTIONAL = ("annotator", "kind", "created_at", "note", "source")
+#: The fields of a labels JSONL object (``event_id`` is ignored).
+JSONL_FIELDS = (*REQUIRED, *OPTIONAL, "event_id")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 
 
@@ -69,12 +92,12 @@ class LabelRows:
     notes: list[str] = field(default_factory=list)
 
 
+@dataclass
 class GainNotes:
     """Counts the gains of one file written as exact decimals (``1.0``), for its note."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.decimals: Counter[str] = Counter()
+    name: str
+    decimals: Counter[str] = field(default_factory=Counter)
 
     def lines(self) -> list[str]:
         note = decimal_gain_note(self.name, self.decimals)
@@ -125,107 +148,67 @@ def normalise_time(value: str) -> str | None:
         return None
 
 
-def build_row(
-    record: Mapping[str, object],
-    *,
-    line: int,
-    log: ErrorLog,
-    default_annotator: str,
-    gain_map: Mapping[float, int] | None,
-    text: bool = True,
-    notes: GainNotes | None = None,
-) -> LabelRow | None:
-    """Validate one record (CSV cells, ``text=True``, or a JSON object); log errors, return None."""
-    ok = True
-    values: dict[str, str] = {}
+def _row(record: Mapping[str, object], line: int, log: ErrorLog, default_annotator: str,
+         gain_map: Mapping[float, int] | None, text: bool, notes: GainNotes) -> LabelRow | None:
+    """Validate one record (CSV cells, ``text=True``, or a JSON object); None when it has an
+    error (each logged)."""
+    errors_before = log.total
+    ids: dict[str, str] = {}
     for name in ("query_id", "unit_id"):
         value = record.get(name)
         if not isinstance(value, str) or not value.strip():
             log.add(line, name, f"must be a non-empty string, got {show_value(value)}")
-            ok = False
         elif problem := too_long(value.strip(), MAX_ID_CHARS, "an id"):
             log.add(line, name, problem)
-            ok = False
         else:
-            values[name] = value.strip()
+            ids[name] = value.strip()
     annotator = record.get("annotator")
     if annotator is None or annotator == "":
         annotator = default_annotator
     if not isinstance(annotator, str) or not annotator.strip():
         log.add(line, "annotator", f"must be a non-empty string, got {show_value(annotator)}")
-        ok = False
     elif problem := too_long(annotator.strip(), MAX_KEY_CHARS, "an annotator"):
         log.add(line, "annotator", problem)
-        ok = False
     kind = record.get("kind") or "label"
     if kind not in KINDS:
         log.add(line, "kind", f"must be one of {', '.join(KINDS)}, got {show_value(kind)}")
-        ok = False
-    gain_value = record.get("gain")
     gain: int | None = None
     if kind == "undo":
-        if gain_value not in (None, ""):
+        if record.get("gain") not in (None, ""):
             log.add(line, "gain", "must be empty for an undo event", "an undo cancels a label")
-            ok = False
     else:
-        gain, problem, hint = parse_gain(gain_value, gain_map, text=text, notes=notes)
+        gain, problem, hint = parse_gain(record.get("gain"), gain_map, text=text, notes=notes)
         if problem is not None:
             log.add(line, "gain", problem, hint)
-            ok = False
     created_at: str | None = None
     raw_time = record.get("created_at")
     if raw_time not in (None, ""):
         created_at = normalise_time(raw_time) if isinstance(raw_time, str) else None
         if created_at is None:
-            log.add(
-                line,
-                "created_at",
-                f"must be an ISO-8601 time such as 2026-06-30T12:00:00Z, got {show_value(raw_time)}",
-            )
-            ok = False
+            log.add(line, "created_at", "must be an ISO-8601 time such as 2026-06-30T12:00:00Z, "
+                    f"got {show_value(raw_time)}")
     note = record.get("note") or ""
     source = record.get("source") or None
     for name, value in (("note", note), ("source", source)):
         if value is not None and not isinstance(value, str):
             log.add(line, name, f"must be a string, got {show_value(value)}")
-            ok = False
         elif value is not None and (problem := too_long(value, MAX_NOTE_CHARS, f"a {name}")):
             log.add(line, name, problem)
-            ok = False
-    if not ok:
+    if log.total > errors_before:
         return None
-    return LabelRow(
-        line=line,
-        query_id=values["query_id"],
-        unit_id=values["unit_id"],
-        gain=gain,
-        annotator=str(annotator).strip(),
-        kind=str(kind),
-        created_at=created_at,
-        note=str(note),
-        source=source,  # type: ignore[arg-type]
-    )
+    return LabelRow(line, ids["query_id"], ids["unit_id"], gain, str(annotator).strip(),
+                    str(kind), created_at, str(note), source)  # type: ignore[arg-type]
 
 
-def deduplicate(
+def _deduplicate(
     rows: list[LabelRow], *, is_log: bool, log: ErrorLog, warnings: list[str]
 ) -> list[LabelRow]:
     """Apply the duplicate rules of the module docstring; return the rows to record."""
     kept: list[LabelRow] = []
     if is_log:
-        seen: dict[tuple, int] = {}
+        seen: dict[LabelRow, int] = {}
         for row in rows:
-            key = (
-                row.query_id,
-                row.unit_id,
-                row.gain,
-                row.annotator,
-                row.kind,
-                row.created_at,
-                row.note,
-                row.source,
-            )
-            first = seen.setdefault(key, row.line)
+            first = seen.setdefault(replace(row, line=0), row.line)  # the event, wherever it is
             if first != row.line:
                 warnings.append(
                     f"{log.file}:{row.line}: repeats the event on line {first}; recorded once"
@@ -253,3 +236,97 @@ def deduplicate(
                 "keep one of the two lines, or give them different annotators",
             )
     return kept
+
+
+def parse_labels(
+    source: SourceText,
+    fmt: Literal["csv", "jsonl"],
+    *,
+    default_annotator: str,
+    gain_map: Mapping[int, int] | None = None,
+) -> LabelRows:
+    """Validate a labels CSV or JSONL file; raise InputErrors listing every error."""
+    log = ErrorLog(source.name)
+    log.extend(source.errors)
+    records = _csv_records(source, log) if fmt == "csv" else _jsonl_records(source, log)
+    rows: list[LabelRow] = []
+    is_log = False
+    notes = GainNotes(source.name)
+    for number, record in records:
+        is_log = is_log or "created_at" in record or "kind" in record
+        row = _row(record, number, log, default_annotator, gain_map, fmt == "csv", notes)
+        if row is not None:
+            rows.append(row)
+    if not rows and not log:
+        if fmt == "csv":
+            log.add(None, None, "no labels: the file holds only its header",
+                    "add one line per label: query_id,unit_id,gain")
+        else:
+            log.add(None, None, "no labels: the file is empty or holds only blank lines")
+    log.raise_if_any()
+    warnings: list[str] = []
+    kept = _deduplicate(rows, is_log=is_log, log=log, warnings=warnings)
+    log.raise_if_any()
+    return LabelRows(source.name, kept, warnings, is_log, [*source.notes(), *notes.lines()])
+
+
+def _jsonl_records(source: SourceText, log: ErrorLog) -> Iterator[tuple[int, dict[str, object]]]:
+    """The objects of a labels JSONL file; an unknown field is logged."""
+    for number, obj in json_objects(source, log, nul=True):
+        for key in obj:
+            if key not in JSONL_FIELDS:
+                close = suggest(key, JSONL_FIELDS)
+                log.add(number, key,
+                        f"unknown field '{key}'" + (f"; did you mean '{close}'?" if close else ""))
+        yield number, obj
+
+
+def _csv_records(source: SourceText, log: ErrorLog) -> Iterator[tuple[int, dict[str, str]]]:
+    """The records of a labels CSV file, named by its header (checked); nothing when the
+    header is missing or wrong (logged)."""
+    lines = csv_records(source.text, log)
+    header_line = next(lines, None)
+    if header_line is None:
+        log.add(None, None, "empty file: no header and no labels",
+                "the first line must be a header such as query_id,unit_id,gain,annotator")
+        return
+    columns = _header(header_line[1], header_line[0], log)
+    if columns is None:
+        return
+    for number, raw in lines:
+        cells = [restore(cell) for cell in raw]  # our exports quote formula-like cells
+        if len(cells) != len(columns):
+            log.add(number, None,
+                    f"expected {len(columns)} fields ({','.join(columns)}), got {len(cells)}",
+                    "quote fields that contain commas")
+            continue
+        yield number, dict(zip(columns, cells, strict=True))
+
+
+def _header(cells: list[str], number: int, log: ErrorLog) -> list[str] | None:
+    columns = [restore(c).strip().lower() for c in cells]
+    known = REQUIRED + OPTIONAL
+    ok = True
+    for name in columns:
+        if name not in known:
+            close = suggest(name, known)
+            message = f"unknown column '{name}'"
+            if close:
+                message += f"; did you mean '{close}'?"
+            log.add(number, "header", message, "columns: " + ", ".join(known))
+            ok = False
+    for name in REQUIRED:
+        if name not in columns:
+            looks_like_data = len(cells) >= 3 and cells[2].strip().lstrip("+-").isdigit()
+            hint = (
+                "the first line looks like data: add a header line query_id,unit_id,gain"
+                if looks_like_data
+                else "the header must name query_id, unit_id and gain"
+            )
+            log.add(number, "header", f"missing column '{name}'", hint)
+            ok = False
+    repeated = sorted({c for c in columns if columns.count(c) > 1})
+    for name in repeated:
+        log.add(number, "header", f"column '{name}' appears twice")
+        ok = False
+    return columns if ok else None

@@ -72,17 +72,11 @@ def _remember_query(
     return False
 
 
-def dump_observation(observation: Observation) -> str:
-    """One observation as a compact JSON line (no line end), ``null`` fields omitted."""
-    return observation.model_dump_json(exclude_none=True)
-
-
 def write_observations(path: str | PathLike[str], observations: Iterable[Observation]) -> int:
     """Write observations as JSONL, atomically (all or nothing); returns how many."""
     count = 0
     with atomic_writer(path) as out:
         for obs in observations:
-            out.write(dump_observation(obs))
-            out.write("\n")
+            out.write(obs.model_dump_json(exclude_none=True) + "\n")
             count += 1
     return count

@@ -41,15 +41,8 @@ class Progress(Protocol):
         """The work is over: clear what is shown."""
 
 
-class _Silent:
-    def stage(self, label: str, total: int | None = None, unit: str = "") -> None:
-        pass
-
-    def advance(self, n: int = 1) -> None:
-        pass
-
-    def done(self) -> None:
-        pass
+class _Silent(Progress):
+    """Shows nothing: the protocol's methods do nothing."""
 
 
 #: The reporter that shows nothing (the default).
@@ -183,14 +176,8 @@ class TerminalProgress:
         self.stream.flush()
         self._shown = True
 
-    def _clear(self) -> None:
+    def done(self) -> None:
         if self._shown:
             self.stream.write("\r\x1b[K")
             self.stream.flush()
             self._shown = False
-
-    def done(self) -> None:
-        self._clear()
-
-
-__all__ = ["SILENT", "Progress", "TerminalProgress", "counted", "reporter", "reporting"]

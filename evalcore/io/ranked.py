@@ -21,9 +21,6 @@ TREC reader as Python objects (:func:`judged_from_qrels`, :func:`ranked_from_run
   an empty ranking; a run query without qrels has no labels and an incomplete
   population (``missing_reference``); ``complete`` (or trec_eval) declares every
   qrels population complete.
-
-Per query the join does one slice and one ``map(dict.get, ...)`` over its packed
-positions; everything else is numpy over all queries at once.
 """
 
 from __future__ import annotations

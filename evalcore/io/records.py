@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass
+from itertools import chain
 from typing import Any, Literal
 
 from evalcore.contract.limits import MAX_ID_CHARS, too_long
@@ -67,8 +68,8 @@ class Layout:
         if columns is None:
             return cls(header=False if no_header else None)
         names = tuple(c.strip() for c in columns.split(","))
-        if not all(names) or len(set(n for n in names if n != SKIP)) != len(
-                [n for n in names if n != SKIP]):
+        named = [n for n in names if n != SKIP]
+        if not all(names) or len(set(named)) != len(named):
             raise ValueError(f"--columns {show_value(columns)}: give distinct column names "
                              "separated by commas, e.g. id,text (- skips a column)")
         return cls(header=False, columns=names)
@@ -109,11 +110,9 @@ def records(
     chosen = _columns(cells, number, fmt, log, needed, default, layout, source.name, notes)
     if chosen is None:
         return
-    if chosen is _HEADER_READ:
-        header = [c.strip() for c in cells]
-    else:
-        rows = _chain(first, rows)
-        header = list(chosen)
+    header, first_is_data = chosen
+    if first_is_data:
+        rows = chain([first], rows)
     hint = "quote cells that hold commas" if fmt == "csv" else "cells cannot hold tabs"
     for number, cells in rows:
         if len(cells) != len(header):
@@ -123,15 +122,11 @@ def records(
                        if name != SKIP}
 
 
-#: What :func:`_columns` returns when the first row is the header.
-_HEADER_READ = ("<header>",)
-
-
 def _columns(cells: list[str], number: int, fmt: TableFormat, log: ErrorLog,
              needed: tuple[str, ...], default: tuple[str, ...], layout: Layout, name: str,
-             notes: list[str] | None) -> tuple[str, ...] | None:
-    """The columns of a headerless file, ``_HEADER_READ`` when ``cells`` is the header
-    (checked), or None (logged)."""
+             notes: list[str] | None) -> tuple[tuple[str, ...], bool] | None:
+    """(the column names, whether the first row ``cells`` is data rather than the header,
+    checked), or None (logged)."""
     if layout.header is False:
         columns = layout.columns or default
         missing = [n for n in needed if n not in columns]
@@ -140,13 +135,13 @@ def _columns(cells: list[str], number: int, fmt: TableFormat, log: ErrorLog,
                     f"(given: {', '.join(columns)})", f"name the columns, e.g. {', '.join(needed)}")
             return None
         _note(notes, name, fmt, columns, "as asked")
-        return columns
-    header = [c.strip() for c in cells]
+        return columns, True
+    header = tuple(c.strip() for c in cells)
     named = [n for n in needed if n in header]
     if layout.header is None and not named and len(cells) == len(default) \
             and not any(c.lower() in HEADER_WORDS for c in header):
         _note(notes, name, fmt, default, f"its first line names no column '{needed[0]}'")
-        return default
+        return default, True
     missing = [n for n in needed if n not in header]
     for field in missing:
         log.add(number, "header", f"no column named '{field}' (columns: {show_value(header)})",
@@ -156,7 +151,7 @@ def _columns(cells: list[str], number: int, fmt: TableFormat, log: ErrorLog,
     repeated = sorted({c for c in header if header.count(c) > 1})
     for field in repeated:
         log.add(number, "header", f"column '{field}' appears twice")
-    return None if missing or repeated else _HEADER_READ
+    return None if missing or repeated else (header, False)
 
 
 def _note(notes: list[str] | None, name: str, fmt: TableFormat, columns: tuple[str, ...],
@@ -164,12 +159,6 @@ def _note(notes: list[str] | None, name: str, fmt: TableFormat, columns: tuple[s
     if notes is not None:
         notes.append(f"{name}: read as {_join(fmt, columns)} without a header ({why}; give "
                      "--columns, or add a header line, to read it otherwise)")
-
-
-def _chain(first: tuple[int, list[str]],
-           rest: Iterator[tuple[int, list[str]]]) -> Iterator[tuple[int, list[str]]]:
-    yield first
-    yield from rest
 
 
 def _rows(text: str, fmt: TableFormat, log: ErrorLog) -> Iterator[tuple[int, list[str]]]:

@@ -54,10 +54,6 @@ class _SafeWriter:
     def writerow(self, row: Iterable[Any]) -> Any:
         return self._writer.writerow([neutralise(cell) for cell in row])
 
-    def writerows(self, rows: Iterable[Iterable[Any]]) -> None:
-        for row in rows:
-            self.writerow(row)
-
 
 def csv_writer(stream: TextIO, **options: Any) -> _SafeWriter:
     """A ``csv.writer`` on ``stream`` whose cells are :func:`neutralise` d."""

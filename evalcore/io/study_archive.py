@@ -38,10 +38,11 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import shutil
 import stat
 import zipfile
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -83,107 +84,57 @@ class Column:
     maximum: int | None = None
 
 
-#: Column kinds (:func:`_columns`).
-TEXT = Column("", "str")
-JSON = Column("", "json")
-NUM = Column("", "num")  # an int or a float
-GAIN = Column("", "int", minimum=0, maximum=4)
+def _column(spec: str) -> Column:
+    """A column of :data:`MEMBERS`: ``name`` (text) or ``name=kind``, kind ``json`` (a JSON
+    text), ``num`` (an int or a float), ``N..`` or ``N..M`` (an integer at least N, at most
+    M) or ``a|b|c`` (one of these strings); a final ``?``: the value may be null."""
+    name, _, kind = spec.rstrip("?").partition("=")
+    optional = spec.endswith("?")
+    if "|" in kind:
+        return Column(name, "str", optional, choices=tuple(kind.split("|")))
+    if ".." in kind:
+        low, high = kind.split("..")
+        return Column(name, "int", optional, minimum=int(low), maximum=int(high) if high else None)
+    return Column(name, kind or "str", optional)
 
 
-def _int(minimum: int, maximum: int | None = None) -> Column:
-    return Column("", "int", minimum=minimum, maximum=maximum)
-
-
-def _one_of(*choices: str) -> Column:
-    return Column("", "str", choices=choices)
-
-
-def _columns(names: str, **kinds: Column) -> tuple[Column, ...]:
-    """Columns in order: text unless ``kinds`` gives another kind; ``name?``: may be null."""
-    return tuple(
-        replace(kinds.get(n.rstrip("?"), TEXT), name=n.rstrip("?"), optional=n.endswith("?"))
-        for n in names.split()
-    )
-
-#: Member file -> its columns, in the order written. ``study.jsonl`` has one row.
+#: Member file -> its columns, in the order written (:func:`_column`; a line that starts
+#: with spaces goes on with the member above). ``study.jsonl`` has one row. Automatic
+#: judgments (never evidence): each published import numbered from 1 in the order it was
+#: made (``number``: the archive's own key, store ids are not written), and each import's
+#: labels naming it by that number.
 MEMBERS: dict[str, tuple[Column, ...]] = {
-    "study.jsonl": _columns(
-        "name corpus_id retrieval_unit relevance_threshold gain org_id? created_at org_name? "
-        "corpus_owner? measures?",
-        relevance_threshold=_int(1, 4),
-        gain=_one_of("linear", "exponential"),
-    ),
-    "queries.jsonl": _columns("query_id text description narrative"),
-    "documents.jsonl": _columns("doc_id title text owner_org? created_at content_hash"),
-    "runs.jsonl": _columns(
-        "name source protocol_json corpus_fingerprint? k scan_complete created_at",
-        source=_one_of("lexical", "imported"),
-        protocol_json=JSON,
-        k=_int(1),
-        scan_complete=_int(0, 1),
-    ),
-    "results.jsonl": _columns("run query_id rank unit_id score?", rank=_int(1), score=NUM),
-    "label_events.jsonl": _columns(
-        "query_id unit_id kind gain? annotator created_at note source",
-        kind=_one_of("label", "undo", "adjudicate"),
-        gain=GAIN,
-    ),
-    "completeness_events.jsonl": _columns(
-        "query_id state actor created_at reason", state=_one_of("complete", "reopened")
-    ),
-    "references.jsonl": _columns("name created_at created_by content_hash sealed_at?"),
-    "reference_labels.jsonl": _columns("version query_id unit_id gain", gain=GAIN),
-    "reference_completeness.jsonl": _columns(
-        "version query_id population_complete", population_complete=_int(0, 1)
-    ),
-    "protocols.jsonl": _columns(
-        "name protocol_json corpus_fingerprint pinned_at pinned_by", protocol_json=JSON
-    ),
-    "protocol_documents.jsonl": _columns("protocol doc_id content_hash owner_org?"),
-    "retrieval_refusals.jsonl": _columns(
-        "protocol run_name created_at actor message detail_json", detail_json=JSON
-    ),
-    "reports.jsonl": _columns(
-        "name reference_version? created_at created_by evalcore_version body_json content_hash",
-        body_json=JSON,
-    ),
-    "users.jsonl": _columns("user_id display_name created_at"),
-    "members.jsonl": _columns(
-        "user_id role granted_by granted_at", role=_one_of("annotator", "reviewer", "lead")
-    ),
-    "organisation_members.jsonl": _columns(
-        "user_id granted_by granted_at role", role=_one_of("member", "admin", "owner")
-    ),
-    "audit.jsonl": _columns(
-        "created_at actor action detail_json channel os_user", detail_json=JSON
-    ),
-    "samples.jsonl": _columns(
-        "name run_a run_b measures_json seed size draws design_json created_at created_by "
-        "grown_at?",
-        measures_json=JSON,
-        seed=_int(0),
-        size=_int(0),
-        draws=_int(0),
-        design_json=JSON,
-    ),
-    "sample_units.jsonl": _columns(
-        "sample position query_id unit_id stratum draw",
-        position=_int(1),
-        stratum=_int(0),
-        draw=_int(1),
-    ),
-    "sample_nonresponses.jsonl": _columns(
-        "sample query_id unit_id kind annotator created_at", kind=_one_of("skip", "cant_judge")
-    ),
-    # Automatic judgments (never evidence): each published import, numbered from 1 in the
-    # order it was made (``number``: the archive's own key, store ids are not written),
-    # and each import's labels naming it by that number.
-    "automatic_imports.jsonl": _columns(
-        "number source file format imported_by imported_at", number=_int(1)
-    ),
-    "automatic_labels.jsonl": _columns(
-        "import query_id unit_id gain", gain=GAIN, **{"import": _int(1)}
-    ),
+    member: tuple(_column(c) for c in columns.split())
+    for member, columns in (line.split(":", 1) for line in """
+study.jsonl: name corpus_id retrieval_unit relevance_threshold=1..4 gain=linear|exponential
+    org_id? created_at org_name? corpus_owner? measures?
+queries.jsonl: query_id text description narrative
+documents.jsonl: doc_id title text owner_org? created_at content_hash
+runs.jsonl: name source=lexical|imported protocol_json=json corpus_fingerprint? k=1..
+    scan_complete=0..1 created_at
+results.jsonl: run query_id rank=1.. unit_id score=num?
+label_events.jsonl: query_id unit_id kind=label|undo|adjudicate gain=0..4? annotator created_at
+    note source
+completeness_events.jsonl: query_id state=complete|reopened actor created_at reason
+references.jsonl: name created_at created_by content_hash sealed_at?
+reference_labels.jsonl: version query_id unit_id gain=0..4
+reference_completeness.jsonl: version query_id population_complete=0..1
+protocols.jsonl: name protocol_json=json corpus_fingerprint pinned_at pinned_by
+protocol_documents.jsonl: protocol doc_id content_hash owner_org?
+retrieval_refusals.jsonl: protocol run_name created_at actor message detail_json=json
+reports.jsonl: name reference_version? created_at created_by evalcore_version body_json=json
+    content_hash
+users.jsonl: user_id display_name created_at
+members.jsonl: user_id role=annotator|reviewer|lead granted_by granted_at
+organisation_members.jsonl: user_id granted_by granted_at role=member|admin|owner
+audit.jsonl: created_at actor action detail_json=json channel os_user
+samples.jsonl: name run_a run_b measures_json=json seed=0.. size=0.. draws=0.. design_json=json
+    created_at created_by grown_at?
+sample_units.jsonl: sample position=1.. query_id unit_id stratum=0.. draw=1..
+sample_nonresponses.jsonl: sample query_id unit_id kind=skip|cant_judge annotator created_at
+automatic_imports.jsonl: number=1.. source file format imported_by imported_at
+automatic_labels.jsonl: import=1.. query_id unit_id gain=0..4
+""".replace("\n    ", " ").strip().splitlines())
 }
 
 #: Members a format version added (absent from older archives, read as empty).
@@ -304,11 +255,6 @@ def sign_manifest(manifest: bytes, key: bytes) -> ArchiveSignature:
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
-def row_line(columns: tuple[Column, ...], row: tuple) -> str:
-    """One row as its archive line (compact JSON, keys in column order, newline)."""
-    return _ENCODER.encode({c.name: value for c, value in zip(columns, row, strict=True)}) + "\n"
-
-
 class MemberWriter:
     """Writes one member file, counting rows and hashing its bytes (in blocks of rows)."""
 
@@ -316,7 +262,7 @@ class MemberWriter:
 
     def __init__(self, folder: Path, name: str) -> None:
         self.name = name
-        self.columns = MEMBERS[name]
+        self.names = [c.name for c in MEMBERS[name]]
         self.path = folder / name
         self._stream = self.path.open("wb")
         self._digest = hashlib.sha256()
@@ -325,7 +271,8 @@ class MemberWriter:
         self.bytes = 0
 
     def write(self, row: tuple) -> None:
-        self._pending.append(row_line(self.columns, row))
+        line = _ENCODER.encode(dict(zip(self.names, row, strict=True)))  # keys in column order
+        self._pending.append(line + "\n")
         self.rows += 1
         if len(self._pending) >= self.BLOCK:
             self._flush()
@@ -354,31 +301,30 @@ def write_zip(folder: Path, manifest: Manifest, out: Path, *,
     ``signature.json`` when a ``signing_key`` is given."""
     manifest_bytes = (manifest.model_dump_json(indent=2) + "\n").encode("utf-8")
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
-        info = zipfile.ZipInfo(MANIFEST, _ZIP_TIME)
-        info.compress_type = zipfile.ZIP_DEFLATED
-        archive.writestr(info, manifest_bytes)
+        archive.writestr(_zip_entry(MANIFEST), manifest_bytes)
         if signing_key is not None:
-            info = zipfile.ZipInfo(SIGNATURE, _ZIP_TIME)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            archive.writestr(info, sign_manifest(manifest_bytes, signing_key
-                                                 ).model_dump_json(indent=2) + "\n")
+            signature = sign_manifest(manifest_bytes, signing_key)
+            archive.writestr(_zip_entry(SIGNATURE), signature.model_dump_json(indent=2) + "\n")
         for name in MEMBERS:
-            info = zipfile.ZipInfo(name, _ZIP_TIME)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            with (folder / name).open("rb") as src, archive.open(info, "w") as dst:
-                while chunk := src.read(1024 * 1024):
-                    dst.write(chunk)
+            with (folder / name).open("rb") as src, archive.open(_zip_entry(name), "w") as dst:
+                shutil.copyfileobj(src, dst, 1024 * 1024)
 
 
+def _zip_entry(name: str) -> zipfile.ZipInfo:
+    """A deflated zip entry with the fixed time."""
+    info = zipfile.ZipInfo(name, _ZIP_TIME)
+    info.compress_type = zipfile.ZIP_DEFLATED
+    return info
+
+
+@dataclass
 class OpenedArchive:
     """An unpacked, checked archive: its manifest and its members' rows."""
 
-    def __init__(self, name: str, folder: Path, manifest: Manifest,
-                 origin: ArchiveOrigin) -> None:
-        self.name = name
-        self.folder = folder
-        self.manifest = manifest
-        self.origin = origin
+    name: str
+    folder: Path
+    manifest: Manifest
+    origin: ArchiveOrigin
 
     def rows(self, member: str) -> Iterator[dict[str, Any]]:
         """The member's rows as dicts (already checked by :func:`open_archive`), in the
@@ -613,9 +559,3 @@ def _value_problem(column: Column, value: object) -> str | None:
     if column.maximum is not None and value > column.maximum:  # type: ignore[operator]
         return f"must be at most {column.maximum}, got {value!r}"
     return None
-
-
-__all__ = ["DOCUMENTS_POLICY", "FORMAT", "FORMAT_VERSION", "KEY_MIN_BYTES", "MEMBERS",
-           "READABLE_VERSIONS", "SIGNATURE", "ArchiveOrigin", "ArchiveSignature", "Manifest",
-           "MemberEntry", "MemberWriter", "OpenedArchive", "key_id", "load_signing_key",
-           "member_columns", "open_archive", "row_line", "sign_manifest", "write_zip"]

@@ -136,36 +136,34 @@ def _line_too_long(name: str, line: int, limit: int) -> InputErrors:
 
 
 def decode_source(data: bytes, name: str, fields: Sequence[str] = ()) -> SourceText:
-    """Decode UTF-8 bytes named ``name`` (used in error messages; ``fields``: see
-    :func:`read_source`)."""
+    """Decode UTF-8 bytes named ``name`` (used in error messages), a leading byte-order mark
+    dropped (``fields``: see :func:`read_source`)."""
     if data.startswith(codecs.BOM_UTF8):
         data = data[len(codecs.BOM_UTF8) :]
-    if b"\x00" in data:
-        return _decode_by_line(data, name, fields)
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        return _decode_by_line(data, name, fields)
-    return SourceText(name, _normalize_newlines(text))
+    return decode_lines(data, name, fields)
 
 
-def _normalize_newlines(text: str) -> str:
-    if "\r" in text:
-        text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return text
+def decode_lines(
+    data: bytes, name: str, fields: Sequence[str] = (), *, first_line: int = 1
+) -> SourceText:
+    """Decode UTF-8 lines (the first is line ``first_line``) with ``\\n`` line ends.
 
-
-def _decode_by_line(data: bytes, name: str, fields: Sequence[str] = ()) -> SourceText:
-    """Slow path for invalid UTF-8 or NUL bytes: decode line by line, blank the bad lines.
-
-    Stops at :data:`~evalcore.io.errors.STOP_AFTER` bad lines (a binary file or
-    the wrong encoding): the reader's :class:`~evalcore.io.errors.ErrorLog` then
-    stops at the last of them and says so, and the rest is never decoded.
+    A line that is not UTF-8 or holds a NUL is blanked and its error kept; decoding stops
+    at :data:`~evalcore.io.errors.STOP_AFTER` bad lines (a binary file or the wrong
+    encoding): the reader's :class:`~evalcore.io.errors.ErrorLog` then stops at the last
+    of them and says so, and the rest is never decoded.
     """
+    if b"\x00" not in data:
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        else:
+            return SourceText(name, text.replace("\r\n", "\n").replace("\r", "\n"))
     raw = data.replace(b"\r\n", b"\n").replace(b"\r", b"\n").split(b"\n")
     lines: list[str] = []
     errors: list[InputError] = []
-    for number, chunk in enumerate(raw, start=1):
+    for number, chunk in enumerate(raw, start=first_line):
         if len(errors) >= STOP_AFTER:
             break
         line, error = decode_line(chunk, number, name, fields)

@@ -74,15 +74,14 @@ def parse_tool_labels(
     source: SourceText, fmt: ToolFormat, gain_map: Mapping[int, int] | None = None
 ) -> ToolRatings:
     """Validate a judgments file of another tool; raise InputErrors listing every error."""
-    log = ErrorLog(source.name)
-    out = ToolRatings(source.name, fmt, [])
-    gains = GainNotes(source.name)
+    reader = _Reader(source.name, fmt, gain_map)
+    log, out = reader.log, reader.out
     if fmt == "quepid":
-        _quepid(source, log, out, gain_map, gains)
+        reader.quepid(source)
     else:
         doc = json_document(source, log, nul=True)
         if doc is not None:
-            (_rre if fmt == "rre" else _rank_eval)(doc, log, out, gain_map, gains)
+            (reader.rre if fmt == "rre" else reader.rank_eval)(doc)
     if not out.ratings and not log:
         log.add(None, None, "no rating in the file")
     log.raise_if_any()
@@ -101,7 +100,7 @@ def parse_tool_labels(
                     "keep one of the two")
     log.raise_if_any()
     out.ratings = kept
-    out.notes = [*source.notes(), *gains.lines()]
+    out.notes = [*source.notes(), *reader.gains.lines()]
     return out
 
 
@@ -109,171 +108,170 @@ def _at(name: str, r: ToolRating) -> str:
     return f"{name}:{r.line}" if r.line is not None else f"{name} {r.where}"
 
 
-def _quepid(source: SourceText, log: ErrorLog, out: ToolRatings,
-            gain_map: Mapping[float, int] | None, gains: GainNotes) -> None:
-    first_line = source.text.lstrip("\n").split("\n", 1)[0]
-    try:
-        raw = [c.strip() for c in parse_record(first_line)]
-    except ValueError:  # not a CSV line: the records' reader names the error
-        raw = [c.strip() for c in first_line.split(",")]
-    normal = {c: c.lower().replace(" ", "").replace("_", "") for c in raw}
-    chosen: dict[str, str] = {}
-    for want, names in _QUEPID_COLUMNS.items():
-        for c in raw:
-            if normal[c] in names and want not in chosen:
-                chosen[want] = c
-    ignored = [c for c in raw if c not in chosen.values()]
-    needed = tuple(chosen.get(k, k) for k in _QUEPID_COLUMNS)
-    if ignored and len(chosen) == 3:
-        out.warnings.append(f"{source.name}: ignored column(s) {', '.join(ignored)}")
-    for number, record in records(source, "csv", log, needed=needed):
-        query = restore(record[chosen["query"]]).strip()
-        doc = restore(record[chosen["docid"]]).strip()
-        bad = False
-        for name, value in (("query", query), ("docid", doc)):
-            if not value:
-                log.add(number, name, "must not be empty")
-                bad = True
-        gain, problem, hint = parse_gain(record[chosen["rating"]], gain_map, notes=gains)
-        if problem is not None:
-            log.add(number, "rating", problem, hint)
-        if bad or gain is None:
-            continue
-        out.ratings.append(ToolRating("", number, query, doc, gain, query))
+class _Reader:
+    """Reads one judgments file into ``out``, every error logged with where it is."""
 
+    def __init__(self, name: str, fmt: ToolFormat, gain_map: Mapping[float, int] | None) -> None:
+        self.log = ErrorLog(name)
+        self.out = ToolRatings(name, fmt, [])
+        self.gain_map = gain_map
+        self.gains = GainNotes(name)
 
-def _string(value: Any, where: str, log: ErrorLog, *, required: bool = True) -> str | None:
-    if isinstance(value, str) and value.strip():
-        return value.strip()
-    if value is None and not required:
-        return None
-    log.add(None, where, "missing" if value is None else
-            f"must be a non-empty string, got {show_value(value)}")
-    return None
+    def quepid(self, source: SourceText) -> None:
+        log = self.log
+        first_line = source.text.lstrip("\n").split("\n", 1)[0]
+        try:
+            raw = [c.strip() for c in parse_record(first_line)]
+        except ValueError:  # not a CSV line: the records' reader names the error
+            raw = [c.strip() for c in first_line.split(",")]
+        normal = {c: c.lower().replace(" ", "").replace("_", "") for c in raw}
+        chosen: dict[str, str] = {}
+        for want, names in _QUEPID_COLUMNS.items():
+            for c in raw:
+                if normal[c] in names and want not in chosen:
+                    chosen[want] = c
+        ignored = [c for c in raw if c not in chosen.values()]
+        needed = tuple(chosen.get(k, k) for k in _QUEPID_COLUMNS)
+        if ignored and len(chosen) == 3:
+            self.out.warnings.append(f"{source.name}: ignored column(s) {', '.join(ignored)}")
+        for number, record in records(source, "csv", log, needed=needed):
+            query = restore(record[chosen["query"]]).strip()
+            doc = restore(record[chosen["docid"]]).strip()
+            for name, value in (("query", query), ("docid", doc)):
+                if not value:
+                    log.add(number, name, "must not be empty")
+            gain, problem, hint = parse_gain(record[chosen["rating"]], self.gain_map,
+                                             notes=self.gains)
+            if problem is not None:
+                log.add(number, "rating", problem, hint)
+            if query and doc and gain is not None:
+                self.out.ratings.append(ToolRating("", number, query, doc, gain, query))
 
+    def rre(self, doc: dict[str, Any]) -> None:
+        index = doc.get("index")
+        self.out.index = index if isinstance(index, str) else None
+        groups: list[tuple[str, Any]] = []
+        for t, topic in enumerate(self._list(doc.get("topics"), "topics")):
+            topic = self._object(topic, f"topics[{t}]")
+            if topic is not None:
+                where = f"topics[{t}].query_groups"
+                groups += [(f"{where}[{g}]", group)
+                           for g, group in enumerate(self._list(topic.get("query_groups"), where))]
+        groups += [(f"query_groups[{g}]", group) for g, group in
+                   enumerate(self._list(doc.get("query_groups"), "query_groups"))]
+        if not groups and "topics" not in doc and "query_groups" not in doc:
+            self.log.add(None, None, "no 'topics' or 'query_groups'",
+                         "RRE ratings hold topics[].query_groups[] with relevant_documents")
+            return
+        for where, group in groups:
+            group = self._object(group, where)
+            if group is not None:
+                self._rre_group(group, where)
 
-def _list(value: Any, where: str, log: ErrorLog) -> list[Any]:
-    if value is None:
-        return []
-    if not isinstance(value, list):
-        log.add(None, where, f"must be an array, got {json_kind(value)}")
-        return []
-    return value
-
-
-def _object(value: Any, where: str, log: ErrorLog) -> dict[str, Any] | None:
-    if not isinstance(value, dict):
-        log.add(None, where, f"must be an object, got {json_kind(value)}")
-        return None
-    return value
-
-
-def _gain(value: Any, where: str, log: ErrorLog, gain_map: Mapping[float, int] | None,
-          gains: GainNotes, *, text: bool = False) -> int | None:
-    gain, problem, hint = parse_gain(value, gain_map, text=text, notes=gains)
-    if problem is not None:
-        log.add(None, where, problem, hint)
-    return gain
-
-
-def _rre(doc: dict[str, Any], log: ErrorLog, out: ToolRatings,
-         gain_map: Mapping[float, int] | None, gains: GainNotes) -> None:
-    index = doc.get("index")
-    out.index = index if isinstance(index, str) else None
-    groups: list[tuple[str, Any]] = []
-    for t, topic in enumerate(_list(doc.get("topics"), "topics", log)):
-        topic = _object(topic, f"topics[{t}]", log)
-        if topic is not None:
-            groups += [(f"topics[{t}].query_groups[{g}]", group) for g, group in
-                       enumerate(_list(topic.get("query_groups"), f"topics[{t}].query_groups",
-                                       log))]
-    groups += [(f"query_groups[{g}]", group) for g, group in
-               enumerate(_list(doc.get("query_groups"), "query_groups", log))]
-    if not groups and "topics" not in doc and "query_groups" not in doc:
-        log.add(None, None, "no 'topics' or 'query_groups'",
-                "RRE ratings hold topics[].query_groups[] with relevant_documents")
-        return
-    for where, group in groups:
-        group = _object(group, where, log)
-        if group is None:
-            continue
-        text = _rre_text(group, where, log)
+    def _rre_group(self, group: dict[str, Any], where: str) -> None:
+        text = self._rre_text(group, where)
         name = group.get("name")
-        qid = _string(name, f"{where}.name", log) if name is not None else text
+        qid = self._string(name, f"{where}.name") if name is not None else text
         if qid is None:
             if name is None:
-                log.add(None, f"{where}.name", "missing, and no query text to use instead")
-            continue
-        docs = _object(group.get("relevant_documents"), f"{where}.relevant_documents", log)
+                self.log.add(None, f"{where}.name", "missing, and no query text to use instead")
+            return
+        docs = self._object(group.get("relevant_documents"), f"{where}.relevant_documents")
         for key, value in (docs or {}).items():
             at = f"{where}.relevant_documents[{json.dumps(key, ensure_ascii=False)}]"
             if isinstance(value, list):  # the older shape: gain -> [doc ids]
-                gain = _gain(key, at, log, gain_map, gains, text=True)
+                gain = self._gain(key, at, text=True)
                 for i, item in enumerate(value):
-                    doc_id = _string(item, f"{at}[{i}]", log)
+                    doc_id = self._string(item, f"{at}[{i}]")
                     if gain is not None and doc_id is not None:
-                        out.ratings.append(ToolRating(f"{at}[{i}]", None, qid, doc_id, gain,
-                                                      text or ""))
+                        self.out.ratings.append(ToolRating(f"{at}[{i}]", None, qid, doc_id, gain,
+                                                           text or ""))
                 continue
-            rating = _object(value, at, log)
+            rating = self._object(value, at)
             if rating is None:
                 continue
             doc_id = key.strip()
             if not doc_id:
-                log.add(None, at, "empty document id")
+                self.log.add(None, at, "empty document id")
                 continue
             if "gain" not in rating and "rating" not in rating:
-                log.add(None, at, "missing 'gain'", 'write {"gain": 2}')
+                self.log.add(None, at, "missing 'gain'", 'write {"gain": 2}')
                 continue
             name_of = "gain" if "gain" in rating else "rating"
-            gain = _gain(rating[name_of], f"{at}.{name_of}", log, gain_map, gains)
+            gain = self._gain(rating[name_of], f"{at}.{name_of}")
             if gain is not None:
-                out.ratings.append(ToolRating(at, None, qid, doc_id, gain, text or ""))
+                self.out.ratings.append(ToolRating(at, None, qid, doc_id, gain, text or ""))
 
+    def _rre_text(self, group: dict[str, Any], where: str) -> str | None:
+        for q, query in enumerate(self._list(group.get("queries"), f"{where}.queries")):
+            if isinstance(query, dict) and isinstance(query.get("placeholders"), dict):
+                for value in query["placeholders"].values():
+                    if isinstance(value, str) and value.strip():
+                        return value.strip()
+            elif not isinstance(query, dict):
+                self.log.add(None, f"{where}.queries[{q}]",
+                             f"must be an object, got {json_kind(query)}")
+        return None
 
-def _rre_text(group: dict[str, Any], where: str, log: ErrorLog) -> str | None:
-    for q, query in enumerate(_list(group.get("queries"), f"{where}.queries", log)):
-        if isinstance(query, dict) and isinstance(query.get("placeholders"), dict):
-            for value in query["placeholders"].values():
-                if isinstance(value, str) and value.strip():
-                    return value.strip()
-        elif not isinstance(query, dict):
-            log.add(None, f"{where}.queries[{q}]", f"must be an object, got {json_kind(query)}")
-    return None
-
-
-def _rank_eval(doc: dict[str, Any], log: ErrorLog, out: ToolRatings,
-               gain_map: Mapping[float, int] | None, gains: GainNotes) -> None:
-    if "requests" not in doc:
-        log.add(None, "requests", "missing", "a _rank_eval body holds requests[] with ratings")
-        return
-    indices: set[str] = set()
-    for r, request in enumerate(_list(doc.get("requests"), "requests", log)):
-        where = f"requests[{r}]"
-        request = _object(request, where, log)
-        if request is None:
-            continue
-        qid = _string(request.get("id"), f"{where}.id", log)
-        for i, rating in enumerate(_list(request.get("ratings"), f"{where}.ratings", log)):
-            at = f"{where}.ratings[{i}]"
-            rating = _object(rating, at, log)
-            if rating is None:
+    def rank_eval(self, doc: dict[str, Any]) -> None:
+        if "requests" not in doc:
+            self.log.add(None, "requests", "missing",
+                         "a _rank_eval body holds requests[] with ratings")
+            return
+        indices: set[str] = set()
+        for r, request in enumerate(self._list(doc.get("requests"), "requests")):
+            where = f"requests[{r}]"
+            request = self._object(request, where)
+            if request is None:
                 continue
-            doc_id = _string(rating.get("_id"), f"{at}._id", log)
-            index = _string(rating.get("_index"), f"{at}._index", log, required=False)
-            if "rating" not in rating:
-                log.add(None, f"{at}.rating", "missing")
-                continue
-            gain = _gain(rating["rating"], f"{at}.rating", log, gain_map, gains)
-            if index is not None:
-                indices.add(index)
-            if qid is not None and doc_id is not None and gain is not None:
-                out.ratings.append(ToolRating(at, None, qid, doc_id, gain))
-    if len(indices) == 1:
-        out.index = indices.pop()
-    elif len(indices) > 1:
-        out.warnings.append(f"{out.name}: ratings name {len(indices)} indices "
-                            f"({', '.join(sorted(indices))}); documents are identified by _id")
+            qid = self._string(request.get("id"), f"{where}.id")
+            for i, rating in enumerate(self._list(request.get("ratings"), f"{where}.ratings")):
+                at = f"{where}.ratings[{i}]"
+                rating = self._object(rating, at)
+                if rating is None:
+                    continue
+                doc_id = self._string(rating.get("_id"), f"{at}._id")
+                index = self._string(rating.get("_index"), f"{at}._index", required=False)
+                if "rating" not in rating:
+                    self.log.add(None, f"{at}.rating", "missing")
+                    continue
+                gain = self._gain(rating["rating"], f"{at}.rating")
+                if index is not None:
+                    indices.add(index)
+                if qid is not None and doc_id is not None and gain is not None:
+                    self.out.ratings.append(ToolRating(at, None, qid, doc_id, gain))
+        if len(indices) == 1:
+            self.out.index = indices.pop()
+        elif len(indices) > 1:
+            self.out.warnings.append(f"{self.out.name}: ratings name {len(indices)} indices "
+                                     f"({', '.join(sorted(indices))}); documents are "
+                                     "identified by _id")
+
+    def _string(self, value: Any, where: str, *, required: bool = True) -> str | None:
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+        if value is not None or required:
+            self.log.add(None, where, "missing" if value is None else
+                         f"must be a non-empty string, got {show_value(value)}")
+        return None
+
+    def _list(self, value: Any, where: str) -> list[Any]:
+        if value is not None and not isinstance(value, list):
+            self.log.add(None, where, f"must be an array, got {json_kind(value)}")
+            return []
+        return value or []
+
+    def _object(self, value: Any, where: str) -> dict[str, Any] | None:
+        if not isinstance(value, dict):
+            self.log.add(None, where, f"must be an object, got {json_kind(value)}")
+            return None
+        return value
+
+    def _gain(self, value: Any, where: str, *, text: bool = False) -> int | None:
+        gain, problem, hint = parse_gain(value, self.gain_map, text=text, notes=self.gains)
+        if problem is not None:
+            self.log.add(None, where, problem, hint)
+        return gain
 
 
 def write_tool_labels(
@@ -296,22 +294,22 @@ def write_tool_labels(
                 writer.writerow([query_texts.get(q) or q, d, ratings[q][d]])
         return count
     if fmt == "rre":
-        body: dict[str, Any] = {"index": index, "id_field": "id", "topics": [{
-            "description": title,
-            "query_groups": [{
-                "name": q,
-                **({"queries": [{"template": "query.json",
-                                 "placeholders": {"$query": query_texts[q]}}]}
-                   if query_texts.get(q) else {}),
-                "relevant_documents": {d: {"gain": ratings[q][d]} for d in sorted(ratings[q])},
-            } for q in queries],
-        }]}
+        groups: list[dict[str, Any]] = []
+        for q in queries:
+            group: dict[str, Any] = {"name": q}
+            if query_texts.get(q):
+                placeholders = {"$query": query_texts[q]}
+                group["queries"] = [{"template": "query.json", "placeholders": placeholders}]
+            group["relevant_documents"] = {d: {"gain": g} for d, g in sorted(ratings[q].items())}
+            groups.append(group)
+        topics = [{"description": title, "query_groups": groups}]
+        body: dict[str, Any] = {"index": index, "id_field": "id", "topics": topics}
     else:
-        body = {"requests": [{
-            "id": q,
-            "request": {"query": {"query_string": {"query": query_texts.get(q) or q}}},
-            "ratings": [{"_index": index, "_id": d, "rating": ratings[q][d]}
-                        for d in sorted(ratings[q])],
-        } for q in queries], "metric": {"dcg": {"k": 10, "normalize": True}}}
+        requests = []
+        for q in queries:
+            query = {"query_string": {"query": query_texts.get(q) or q}}
+            docs = [{"_index": index, "_id": d, "rating": g} for d, g in sorted(ratings[q].items())]
+            requests.append({"id": q, "request": {"query": query}, "ratings": docs})
+        body = {"requests": requests, "metric": {"dcg": {"k": 10, "normalize": True}}}
     stream.write(json.dumps(body, ensure_ascii=False, indent=2) + "\n")
     return count

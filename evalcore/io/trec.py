@@ -36,8 +36,9 @@ from the run are kept, as the contract requires (under trec_eval compatibility:
 :mod:`evalcore.io.trec_eval_scope`).
 
 Reading: one reader for every TREC file and text. Blocks of whole lines
-(:data:`BLOCK_BYTES`) are split in bulk (:mod:`evalcore.io.trec_bytes`) when plain
-(single spaces or single tabs between fields, no blank or comment line); any other
+(:data:`BLOCK_BYTES`), read into one reused buffer, are split in place in bulk
+(:mod:`evalcore.io.trec_bytes`) when plain (ASCII, single spaces or single tabs between
+fields, no blank or comment line; else again once made plain: CRLF ends, UTF-8); any other
 block, and a block holding a bad gain or score, is read line by line in the same
 reader, which names every bad line (``file:line: field``). A file that is not plain
 UTF-8 with LF or CRLF line ends is decoded whole first
@@ -72,6 +73,8 @@ from evalcore.contract.query_order import natural_key
 from evalcore.io.decompress import is_compressed
 from evalcore.io.ties import pairs_in_runs, tied_runs
 from evalcore.io.trec_bytes import (
+    NEWLINE,
+    PAD,
     Block,
     Decline,
     RowIndex,
@@ -81,6 +84,7 @@ from evalcore.io.trec_bytes import (
     field_words,
     hash_rows,
     pad_words,
+    padded,
     parse_scores,
     rows_equal,
     split_block,
@@ -222,23 +226,19 @@ class _Lines:
 
 
 class LineMap:
-    """Row (counted over the whole input) -> line number, kept per block (most blocks:
-    rows on consecutive lines)."""
+    """Row (counted over the whole input) -> line number, kept per block."""
 
     def __init__(self) -> None:
         self._starts: list[int] = []  # first row of each block
-        self._first_lines: list[int] = []
-        self._numbers: list[np.ndarray | None] = []  # every row's line, or None: consecutive
+        self._blocks: list[_Lines] = []
 
     def add(self, first_row: int, lines: _Lines) -> None:
         self._starts.append(first_row)
-        self._first_lines.append(lines.first_line)
-        self._numbers.append(lines.numbers)
+        self._blocks.append(lines)
 
     def line(self, row: int) -> int:
         c = bisect_right(self._starts, row) - 1
-        numbers, offset = self._numbers[c], row - self._starts[c]
-        return self._first_lines[c] + offset if numbers is None else int(numbers[offset])
+        return self._blocks[c].line(row - self._starts[c])
 
 
 @dataclass
@@ -249,6 +249,7 @@ class _Reading:
     name: str
     names: tuple[str, ...]
     extra_columns: bool = False
+    raw: bool = False  # a file's bytes, not yet known to be UTF-8 text
     extra_column_lines: int = 0
     rows: int = 0
     lines: LineMap = field(default_factory=LineMap)
@@ -278,27 +279,26 @@ def input_errors() -> type[InputErrors]:
 def _read_blocks(
     source: str | PathLike[str] | SourceText,
     names: tuple[str, ...],
-    take: Callable[[_Reading], Callable[[_Lines], None]],
+    consume: Callable[[_Reading, _Lines], None],
     *,
     extra_columns: bool = False,
     block_bytes: int | None = None,
 ) -> _Reading:
-    """Read ``source`` block by block; ``take(reading)`` gives what consumes each block.
+    """Read ``source`` block by block, each handed to ``consume(reading, lines)``.
 
     A path is read as raw bytes, which must be plain UTF-8 text (else
     :class:`_Undecoded`: the caller reads it again decoded, :func:`_decoded`); a
     :class:`SourceText` is read from its text. Every error goes to the reading's log;
     raises :class:`InputErrors` at the end when the log has any."""
     if isinstance(source, str | PathLike):
-        reading = _Reading(str(source), names, extra_columns)
+        reading = _Reading(str(source), names, extra_columns, raw=True)
         with _plain_file(source) as handle:
-            _take_all(reading, _chunks(handle.read, block_bytes, raw=True), take)
+            _take_all(reading, _blocks(handle, block_bytes, raw=True), consume)
     else:
         reading = _Reading(source.name, names, extra_columns)
         if source.errors:
             reading.log.extend(source.errors)
-        data = io.BytesIO(source.text.encode("utf-8"))
-        _take_all(reading, _chunks(data.read, block_bytes, raw=False), take)
+        _take_all(reading, _blocks(io.BytesIO(source.text.encode("utf-8")), block_bytes), consume)
     reading.raise_if_any()
     return reading
 
@@ -329,11 +329,8 @@ def _decoded(fields: tuple[str, ...]) -> Callable[[Callable[..., T]], Callable[.
             except _Undecoded:
                 from evalcore.io.text_lines import read_source
 
-                return read(
-                    read_source(source, fields=fields),  # type: ignore[arg-type]
-                    *args,
-                    **kwargs,
-                )
+                decoded = read_source(source, fields=fields)  # type: ignore[arg-type]
+                return read(decoded, *args, **kwargs)
 
         return reader
 
@@ -342,20 +339,19 @@ def _decoded(fields: tuple[str, ...]) -> Callable[[Callable[..., T]], Callable[.
 
 def _take_all(
     reading: _Reading,
-    chunks: Iterator[bytes],
-    take: Callable[[_Reading], Callable[[_Lines], None]],
+    blocks: Iterator[np.ndarray],
+    consume: Callable[[_Reading, _Lines], None],
 ) -> None:
-    consume = take(reading)
     first_line = 1
-    for chunk in chunks:
-        lines = _split(reading, chunk, first_line)
+    for data in blocks:
+        lines = _split(reading, data, first_line)
         if lines is not None and lines.numbers is None:
             first_line += lines.rows  # one row a line: the block's lines are its rows
         else:
-            first_line += chunk.count(b"\n") + (not chunk.endswith(b"\n"))
+            first_line += int(np.count_nonzero(data[:-PAD] == NEWLINE))
         if lines is not None:
             reading.lines.add(reading.rows, lines)
-            consume(lines)
+            consume(reading, lines)
             reading.rows += lines.rows
 
 
@@ -369,36 +365,64 @@ def _plain_file(path: str | PathLike[str]) -> io.BufferedReader:
         raise _Undecoded from None  # (read_source names what is wrong)
 
 
-def _chunks(read: Callable[[int], bytes], block_bytes: int | None, *, raw: bool) -> Iterator[bytes]:
-    """The whole lines of the input, LF-ended, about ``block_bytes`` at a time (their line
-    numbers are counted where they are split, :func:`_take_all`). Raw file bytes that are not
-    plain UTF-8 with LF or CRLF ends raise :class:`_Undecoded` (the caller decodes the file
-    whole)."""
-    size = block_bytes or BLOCK_BYTES
+def _blocks(
+    stream: io.BufferedIOBase, block_bytes: int | None, *, raw: bool = False
+) -> Iterator[np.ndarray]:
+    """The whole lines of the input, about ``block_bytes`` at a time (-1: all at once), each
+    LF-ended (one added at the end when missing) and followed by PAD zero bytes: views of
+    one buffer the input is read into and that every block reuses (no copy of the bytes).
+    Raw file bytes: a leading BOM is dropped; a line past the document limit raises
+    :class:`_Undecoded` (decoding names it)."""
+    whole = block_bytes is not None and block_bytes < 0
+    size = BLOCK_BYTES if whole or not block_bytes else block_bytes
     limit = DEFAULT_LIMITS.max_document_bytes
-    rest, first = b"", True
+    buf = np.empty(size + PAD + 1, dtype=np.uint8)  # (PAD + 1: the padding, a last LF)
+    held = 0  # bytes of a line the last block did not end, at the buffer's start
+    skip = 0
+    first = True
     while True:
-        data = read(size)
-        if size < 0 or len(data) < size:  # the end of the input: the rest is one block
-            if not data and not rest:
-                return
-            chunk, rest = rest + data, b""
-        else:
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:  # no line end yet: read on
-                rest += data
-                if raw and len(rest) > limit:
-                    raise _Undecoded
-                continue
-            # (one copy of the block at most: the rest of the last read joined without a slice)
-            chunk = rest + memoryview(data)[:cut] if rest else data[:cut]
-            rest = data[cut:]
-        if raw:
-            if first and chunk.startswith(codecs.BOM_UTF8):
-                chunk = chunk[len(codecs.BOM_UTF8) :]
-            chunk = _plain_text(chunk, limit)
+        if len(buf) - PAD - 1 - held <= size // 2:  # a long line: room for as much again
+            extra = max(size, held) + PAD + 1
+            buf = np.concatenate((buf[:held], np.empty(extra, dtype=np.uint8)))
+        space = len(buf) - PAD - 1 - held
+        got = stream.readinto(memoryview(buf[held : held + space]))  # (reads until full)
+        end = held + got
+        if first and raw and buf[: min(end, 3)].tobytes() == codecs.BOM_UTF8:
+            skip = 3
         first = False
-        yield chunk
+        if got < space:  # the end of the input: the rest is the last block
+            if end == skip:
+                return
+            if buf[end - 1] != NEWLINE:
+                buf[end] = NEWLINE
+                end += 1
+            buf[end : end + PAD] = 0
+            yield buf[skip : end + PAD]
+            return
+        cut = 0 if whole else _after_last_line_end(buf, held, end)
+        if not cut:  # no line end yet: read on
+            if raw and not whole and end - skip > limit:
+                raise _Undecoded
+            held = end
+            continue
+        rest = buf[cut:end].copy()
+        buf[cut : cut + PAD] = 0
+        yield buf[skip : cut + PAD]
+        skip = 0
+        buf[: len(rest)] = rest
+        held = len(rest)
+
+
+def _after_last_line_end(buf: np.ndarray, start: int, end: int) -> int:
+    """The position after the last LF of ``buf[start:end]``, 0 when it holds none (looked
+    for from the end, a window at a time)."""
+    while end > start:
+        low = max(start, end - (1 << 16))
+        found = np.flatnonzero(buf[low:end] == NEWLINE)
+        if found.size:
+            return low + int(found[-1]) + 1
+        end = low
+    return 0
 
 
 def _plain_text(chunk: bytes, limit: int) -> bytes:
@@ -419,31 +443,41 @@ def _plain_text(chunk: bytes, limit: int) -> bytes:
     return chunk
 
 
-def _split(reading: _Reading, chunk: bytes, first_line: int) -> _Lines | None:
-    """A block's fields: split in bulk, or walked line by line (:func:`_walk_block`)."""
+def _split(reading: _Reading, data: np.ndarray, first_line: int) -> _Lines | None:
+    """A block's fields: split in bulk from the buffer when it is plain ASCII, else from its
+    bytes made plain (:func:`_plain_text`: CRLF ends, UTF-8), else walked line by line
+    (:func:`_walk_block`)."""
     width = len(reading.names)
-    if chunk[:1] == b"\n" and not chunk.strip(b"\n"):
-        return None  # only empty lines
+    chunk = data[:-PAD]
+    limit = DEFAULT_LIMITS.max_document_bytes
     try:
-        block = _bulk_split(chunk, width)
+        if chunk.max() >= 0x80 or (reading.raw and len(chunk) > limit):
+            raise Decline("not ASCII, or long")
+        block = _bulk_split(data, width)
     except Decline:
-        kept, numbers = _walk_block(reading, chunk.decode("utf-8"), first_line)
-        if not kept:
-            return None
-        block = split_block(("\n".join(kept) + "\n").encode("utf-8"), 0x20, width)
-        return _Lines(block, first_line, np.asarray(numbers, dtype=np.int64))
+        text = _plain_text(chunk.tobytes(), limit) if reading.raw else chunk.tobytes()
+        if not text.strip(b"\n"):
+            return None  # only empty lines
+        try:
+            if not text.isascii() and has_other_whitespace(text.decode("utf-8")):
+                raise Decline("Unicode blank") from None
+            block = _bulk_split(padded(text), width)
+        except Decline:
+            kept, numbers = _walk_block(reading, text.decode("utf-8"), first_line)
+            if not kept:
+                return None
+            block = split_block(padded(("\n".join(kept) + "\n").encode("utf-8")), width)
+            return _Lines(block, first_line, np.asarray(numbers, dtype=np.int64))
     if not block.skipped:
         return _Lines(block, first_line, None)
     # Empty lines: a row's line is the first line plus the line ends before it.
-    ends = np.flatnonzero(block.data[:-8] == 0x0A)
-    return _Lines(block, first_line, first_line + np.searchsorted(ends, block.starts[0]))
+    ends = np.flatnonzero(block.data[:-PAD] == NEWLINE)
+    return _Lines(block, first_line, first_line + np.searchsorted(ends, block.firsts))
 
 
-def _bulk_split(chunk: bytes, width: int) -> Block:
+def _bulk_split(data: np.ndarray, width: int) -> Block:
     """The fields of a plain block (module docstring), or :class:`Decline`."""
-    if not chunk.isascii() and has_other_whitespace(chunk.decode("utf-8")):
-        raise Decline("Unicode blank")
-    return split_block(chunk, 0x09 if b"\t" in chunk else 0x20, width, plain=True)
+    return split_block(data, width, plain=True)
 
 
 def _walk_block(reading: _Reading, text: str, first_line: int) -> tuple[list[str], list[int]]:
@@ -558,29 +592,26 @@ def read_labels(
     docs: list[np.ndarray] = []
     gains: list[np.ndarray] = []
 
-    def take(reading: _Reading) -> Callable[[_Lines], None]:
-        def consume(lines: _Lines) -> None:
-            block = lines.take()
-            queries.append(query_codes(block.words(q), code_of).astype(np.int32))
-            local, tokens = distinct(block.words(g))
-            rules.update(gain_table(set(tokens).difference(rules), gain_map))
-            per_token = np.bincount(local, minlength=len(tokens)).tolist()
-            for token, n in zip(tokens, per_token, strict=True):
-                counts[token] = counts.get(token, 0) + n
-            values = [rules[t] for t in tokens]
-            bad = [i for i, v in enumerate(values) if isinstance(v, str)]
-            if bad:
-                for row in np.flatnonzero(np.isin(local, bad)).tolist():
-                    token = tokens[local[row]]
-                    reading.log.add(lines.line(row), "gain", str(rules[token]), gain_hint(token))
-            codes = [v if isinstance(v, int) else 0 for v in values]
-            gains.append(np.asarray(codes, dtype=np.int8)[local])
-            docs.append(block.words(d))
-            del block
+    def consume(reading: _Reading, lines: _Lines) -> None:
+        block = lines.take()
+        queries.append(query_codes(block.words(q), code_of).astype(np.int32))
+        local, tokens = distinct(block.words(g))
+        rules.update(gain_table(set(tokens).difference(rules), gain_map))
+        per_token = np.bincount(local, minlength=len(tokens)).tolist()
+        for token, n in zip(tokens, per_token, strict=True):
+            counts[token] = counts.get(token, 0) + n
+        values = [rules[t] for t in tokens]
+        bad = [i for i, v in enumerate(values) if isinstance(v, str)]
+        if bad:
+            for row in np.flatnonzero(np.isin(local, bad)).tolist():
+                token = tokens[local[row]]
+                reading.log.add(lines.line(row), "gain", str(rules[token]), gain_hint(token))
+        codes = [v if isinstance(v, int) else 0 for v in values]
+        gains.append(np.asarray(codes, dtype=np.int8)[local])
+        docs.append(block.words(d))
+        del block
 
-        return consume
-
-    reading = _read_blocks(source, QRELS_FIELDS, take, block_bytes=block_bytes)
+    reading = _read_blocks(source, QRELS_FIELDS, consume, block_bytes=block_bytes)
     if not queries:
         reading.log.add(
             None, None, "no judgments", "a qrels line is: query_id iteration doc_id gain"
@@ -794,38 +825,35 @@ def _reduce_run(
     out = Windows("")
     carry: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
 
-    def take(reading: _Reading) -> Callable[[_Lines], None]:
-        def consume(lines: _Lines) -> None:
-            block = lines.take()
-            codes = query_codes(block.words(q), out.code_of)
-            scores = _scores(block, s, lines, reading)
-            docs = block.words(d)
-            for t in distinct(block.words(tag))[1]:  # in order of first appearance
-                out.tags.setdefault(t, None)
-            del block
-            if carry:
-                last = carry.pop()
-                codes = np.concatenate((last[0], codes))
-                scores = np.concatenate((last[1], scores))
-                docs = concat_words([last[2], docs])
-            # The last query may go on in the next block: keep its lines for then.
-            tail = len(codes) - int(np.argmax(codes[::-1] != codes[-1]))  # its last stretch
-            if tail == len(codes) and codes[0] == codes[-1]:
-                carry.append((codes, scores, docs))
-                return
-            if (codes[:tail] != codes[-1]).all():  # the usual file: views, no copies
-                carry.append((codes[tail:], scores[tail:], docs[tail:]))
-                reduce_block(out, codes[:tail], scores[:tail], docs[:tail], depth)
-                return
-            last_query = codes == codes[-1]
-            rest = ~last_query
-            carry.append((codes[last_query], scores[last_query], docs[last_query]))
-            reduce_block(out, codes[rest], scores[rest], docs[rest], depth)
-
-        return consume
+    def consume(reading: _Reading, lines: _Lines) -> None:
+        block = lines.take()
+        codes = query_codes(block.words(q), out.code_of)
+        scores = _scores(block, s, lines, reading)
+        docs = block.words(d)
+        for t in distinct(block.words(tag))[1]:  # in order of first appearance
+            out.tags.setdefault(t, None)
+        del block
+        if carry:
+            last = carry.pop()
+            codes = np.concatenate((last[0], codes))
+            scores = np.concatenate((last[1], scores))
+            docs = concat_words([last[2], docs])
+        # The last query may go on in the next block: keep its lines for then.
+        tail = len(codes) - int(np.argmax(codes[::-1] != codes[-1]))  # its last stretch
+        if tail == len(codes) and codes[0] == codes[-1]:
+            carry.append((codes, scores, docs))
+            return
+        if (codes[:tail] != codes[-1]).all():  # the usual file: views, no copies
+            carry.append((codes[tail:], scores[tail:], docs[tail:]))
+            reduce_block(out, codes[:tail], scores[:tail], docs[:tail], depth)
+            return
+        last_query = codes == codes[-1]
+        rest = ~last_query
+        carry.append((codes[last_query], scores[last_query], docs[last_query]))
+        reduce_block(out, codes[rest], scores[rest], docs[rest], depth)
 
     reading = _read_blocks(
-        source, RUN_FIELDS, take, extra_columns=extra_columns, block_bytes=block_bytes
+        source, RUN_FIELDS, consume, extra_columns=extra_columns, block_bytes=block_bytes
     )
     out.name = reading.name
     if not carry:
@@ -893,8 +921,10 @@ def reduce_block(
 
     order, size, pairs = rank_groups(scores, starts, depth, order_ties)
     out.tied_pairs += pairs
-    picked = ranges(starts, size)
-    lines = picked if order is None else order[picked]
+    lines: slice | np.ndarray = slice(None)  # every line kept, in file order: as they are
+    if order is not None or size.sum() != len(codes):
+        picked = ranges(starts, size)
+        lines = picked if order is None else order[picked]
     out.window_query.append(codes[starts])
     out.window_size.append(size)
     out.window_docs.append(docs[lines])
@@ -1081,7 +1111,7 @@ def assemble(
     position_words = window_docs[flat]
     del window_docs
     top_units = WordUnits(position_words, pos_offsets)
-    pos_unit = window_unit[flat]
+    pos_unit = None if window_unit is None else window_unit[flat]
 
     # Reference labels, per output query, in file order.
     qrels_out = np.fromiter((index.get(j, -1) for j in judged), dtype=np.int32, count=len(judged))
@@ -1122,6 +1152,7 @@ def assemble(
         protocol=protocol,
         min_depth=min_depth,
         duplicate_reference=duplicate_reference,
+        may_repeat=pos_unit is not None,
         pos_unit=pos_unit,
     )
     if repeated is not None:
@@ -1183,9 +1214,10 @@ def _window_gains(
     window_query: np.ndarray,
     window_size: np.ndarray,
     window_docs: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, _JoinRepeats | None]:
+) -> tuple[np.ndarray, np.ndarray | None, _JoinRepeats | None]:
     """The label code of every packed position, a unit code of every packed position (equal
-    for equal (query, doc) positions only), and the qrels' repeated rows (None: none).
+    for equal (query, doc) positions only; None: all distinct), and the qrels' repeated rows
+    (None: none).
 
     The qrels rows go into a hash table keyed by (query, doc) (a row meeting an
     equal one is a repeated judgment); each packed position looks its label up (the
@@ -1230,19 +1262,22 @@ def _window_gains(
     return pos_gain, _unit_codes(label, position_query, position_docs), repeated
 
 
-def _unit_codes(label: np.ndarray, query: np.ndarray, docs: np.ndarray) -> np.ndarray:
+def _unit_codes(label: np.ndarray, query: np.ndarray, docs: np.ndarray) -> np.ndarray | None:
     """A code per position (int64, below the number of positions), equal exactly for the
     positions of one (query, doc): from the label row each found (``label``: the row the
     qrels table holds, one per (query, doc)), else from a table of the positions that found
-    none (their ``query`` codes and ``docs`` words)."""
-    codes = np.empty(len(label), dtype=np.int64)
+    none (their ``query`` codes and ``docs`` words). None when every position has a code of
+    its own: no ranking repeats a doc, so none is looked for."""
     found = np.flatnonzero(label >= 0)
-    # Label rows made dense: equal rows get the number one of their positions wrote.
-    number = np.empty(int(label.max(initial=-1)) + 1, dtype=np.int32)
-    number[label[found]] = np.arange(found.size, dtype=np.int32)
-    codes[found] = number[label[found]]
-    del number
     unfound = np.flatnonzero(label < 0)
+    own = np.arange(max(found.size, unfound.size), dtype=np.int64)
+    # Label rows made dense: equal rows get the number one of their positions wrote.
+    at = label[found]
+    number = np.empty(int(label.max(initial=-1)) + 1, dtype=np.int64)
+    number[at] = own[: found.size]
+    mine = number[at]
+    del number, at
+    held = own[: unfound.size]
     if unfound.size:
         query, docs = query[unfound], docs[unfound]
 
@@ -1250,7 +1285,11 @@ def _unit_codes(label: np.ndarray, query: np.ndarray, docs: np.ndarray) -> np.nd
             return (query[a] == query[b]) & rows_equal(docs, a, docs, b)
 
         held = RowIndex(hash_rows(docs, seed=query), same).first
-        codes[unfound] = found.size + held.astype(np.int64)
+    if np.array_equal(mine, own[: found.size]) and np.array_equal(held, own[: unfound.size]):
+        return None
+    codes = np.empty(len(label), dtype=np.int64)
+    codes[found] = mine
+    codes[unfound] = found.size + held
     return codes
 
 

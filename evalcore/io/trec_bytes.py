@@ -19,6 +19,8 @@ from dataclasses import dataclass
 import numpy as np
 
 NEWLINE = 0x0A
+#: Zero bytes after a block: a word read at any field's start stays inside the buffer.
+PAD = 8
 #: ``MASKS[n]`` keeps the first ``n`` bytes of a little-endian word.
 MASKS = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [(1 << 64) - 1], dtype=np.uint64)
 #: Scores of at most this many digits, without exponent, are parsed in bulk: the integer
@@ -41,48 +43,71 @@ class Decline(Exception):
 
 @dataclass
 class Block:
-    """A block of whole lines, each with exactly ``width`` fields.
+    """A block of whole lines, each with exactly ``width`` fields: ``bounds`` holds every
+    field's end (a separator or the line end), line by line; ``firsts`` each line's start."""
 
-    ``starts[j]``/``ends[j]``: the byte range of field ``j`` on every line.
-    """
-
-    data: np.ndarray  # uint8, the block followed by 8 zero bytes
-    starts: list[np.ndarray]
-    ends: list[np.ndarray]
+    data: np.ndarray  # uint8, the block followed by PAD zero bytes
+    bounds: np.ndarray
+    firsts: np.ndarray
+    width: int
     skipped: bool = False  # empty lines were skipped (rows are not on consecutive lines)
 
     @property
     def lines(self) -> int:
-        return len(self.ends[0])
+        return len(self.firsts)
 
-    def words(self, j: int, rows: np.ndarray | None = None) -> np.ndarray:
+    def field(self, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """Field ``j``'s start and end on every line."""
+        ends = self.bounds[j :: self.width]
+        return (self.firsts if j == 0 else self.bounds[j - 1 :: self.width] + 1), ends
+
+    def words(self, j: int) -> np.ndarray:
         """Field ``j``'s bytes as ``(lines, n)`` little-endian uint64 words, zero-padded."""
-        starts, ends = self.starts[j], self.ends[j]
-        if rows is not None:
-            starts, ends = starts[rows], ends[rows]
-        return field_words(self.data, starts, ends)
+        return field_words(self.data, *self.field(j))
 
 
-def split_block(chunk: bytes, sep: int, width: int, *, plain: bool = False) -> Block:
-    """The fields of a block of whole lines, LF-ended (CRLF already made LF), separated by
-    single ``sep`` bytes; or decline when a line does not hold exactly ``width`` fields
-    or a field is empty (two separators, one at a line's start or end). Empty lines are
-    skipped. ``plain``: also decline a byte up to 0x20 other than ``sep`` and the line end
-    (another blank or separator) and a line starting with ``#`` (a comment)."""
+def padded(chunk: bytes) -> np.ndarray:
+    """``chunk`` as :func:`split_block` takes it: LF-ended (one added when missing), then PAD
+    zero bytes."""
     if not chunk.endswith(b"\n"):
         chunk += b"\n"
-    data = np.empty(len(chunk) + 8, dtype=np.uint8)
-    data[-8:] = 0
-    a = data[: len(chunk)]
-    a[:] = np.frombuffer(chunk, dtype=np.uint8)
-    bounds, is_end = _bounds(a, sep, plain)  # is_end: per bound, whether it ends a line
-    # Bounds side by side: an empty field unless both are line ends (an empty line).
-    touching = np.flatnonzero(np.diff(bounds) == 1)
-    if a[0] == sep or (touching.size and not (is_end[touching] & is_end[touching + 1]).all()):
-        raise Decline("empty field")
-    if touching.size or a[0] == NEWLINE:  # empty lines: drop their line ends
+    data = np.zeros(len(chunk) + PAD, dtype=np.uint8)
+    data[: len(chunk)] = np.frombuffer(chunk, dtype=np.uint8)
+    return data
+
+
+def split_block(data: np.ndarray, width: int, *, plain: bool = False) -> Block:
+    """The fields of a block of whole LF-ended lines (``data``: the block, then PAD zero
+    bytes) separated by single spaces, or (``plain``) single spaces or single tabs; or
+    decline when a line does not hold exactly ``width`` fields or a field is empty (two
+    separators, one at a line's start or end). Empty lines are skipped. ``plain``: also
+    decline any other byte up to 0x20 (another blank or separator) and a line starting
+    with ``#`` (a comment)."""
+    a = data[:-PAD]
+    low = a <= 0x20  # separators and line ends (and other blanks: looked at below)
+    bounds = np.flatnonzero(low)
+    found = a[bounds]
+    is_end = found == NEWLINE
+    seps = found[~is_end]
+    sep = 0x09 if plain and seps.size and seps[0] == 0x09 else 0x20
+    if not (seps == sep).all():
+        if plain:
+            raise Decline("another blank or separator")
+        bounds = np.flatnonzero((a == NEWLINE) | (a == sep))
+        is_end = a[bounds] == NEWLINE
+    del found, seps
+    # Two bounds side by side: an empty field unless both are line ends (an empty line).
+    touching = None
+    if a[0] == sep or np.logical_and(low[:-1], low[1:]).any():
+        touching = np.flatnonzero(np.diff(bounds) == 1)
+        if a[0] == sep or not (is_end[touching] & is_end[touching + 1]).all():
+            raise Decline("empty field")
+    del low
+    skipped = bool(a[0] == NEWLINE or (touching is not None and touching.size))
+    if skipped:  # empty lines: drop their line ends
         kept = np.ones(len(bounds), dtype=bool)
-        kept[touching + 1] = False
+        if touching is not None:
+            kept[touching + 1] = False
         kept[0] = a[0] != NEWLINE
         bounds, is_end = bounds[kept], is_end[kept]
     # Every width-th bound ends a line and no other one does (else a line of too few
@@ -98,40 +123,23 @@ def split_block(chunk: bytes, sep: int, width: int, *, plain: bool = False) -> B
         raise Decline(f"not {width} fields per line")
     del is_end
     # A line starts after the previous line's end and any empty lines after it.
-    starts = [np.concatenate(([0], line_ends[:-1] + 1))]
-    if a[0] == NEWLINE or touching.size:
-        starts[0] = bounds[0::width] - _first_field_lengths(a, bounds[0::width], sep)
-    if plain and (a[starts[0]] == 0x23).any():
+    if skipped:
+        firsts = _line_starts(a, bounds[0::width])
+    else:
+        firsts = np.empty(lines, dtype=bounds.dtype)
+        firsts[0] = 0
+        np.add(line_ends[:-1], 1, out=firsts[1:])
+    if plain and (a[firsts] == 0x23).any():
         raise Decline("comment line")
-    starts += [bounds[j - 1 :: width] + 1 for j in range(1, width)]
-    ends = [bounds[j::width] for j in range(width)]
-    return Block(data, starts, ends, bool(a[0] == NEWLINE or touching.size))
+    return Block(data, bounds, firsts, width, skipped)
 
 
-def _bounds(a: np.ndarray, sep: int, plain: bool = False) -> tuple[np.ndarray, np.ndarray]:
-    """The positions of every separator and line end in ``a``, and which are line ends.
-
-    Both are control or space bytes (at most 0x20): one pass finds every such byte and
-    only those few are told apart; a block holding other bytes up to 0x20 (control bytes
-    inside fields) is searched for the two exactly."""
-    bounds = np.flatnonzero(a <= 0x20)
-    found = a[bounds]
-    is_end = found == NEWLINE
-    if not (is_end | (found == sep)).all():
-        if plain:
-            raise Decline("another blank or separator")
-        bounds = np.flatnonzero((a == NEWLINE) | (a == sep))
-        is_end = a[bounds] == NEWLINE
-    return bounds, is_end
-
-
-def _first_field_lengths(a: np.ndarray, ends: np.ndarray, sep: int) -> np.ndarray:
-    """How far back from each end the first field starts (after a line end), for blocks
-    with empty lines (rare: one pass over the line ends)."""
-    is_end = np.flatnonzero(a == NEWLINE)
-    before = np.searchsorted(is_end, ends) - 1
-    start = np.where(before >= 0, is_end[np.maximum(before, 0)] + 1, 0)
-    return ends - start
+def _line_starts(a: np.ndarray, first_ends: np.ndarray) -> np.ndarray:
+    """Where each line starts (after the last line end before its first field's end), for
+    blocks with empty lines (rare: one pass over the line ends)."""
+    line_ends = np.flatnonzero(a == NEWLINE)
+    before = np.searchsorted(line_ends, first_ends) - 1
+    return np.where(before >= 0, line_ends[np.maximum(before, 0)] + 1, 0)
 
 
 def field_words(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
@@ -140,9 +148,13 @@ def field_words(data: np.ndarray, starts: np.ndarray, ends: np.ndarray) -> np.nd
     n_words = max((int(length.max(initial=0)) + 7) // 8, 1)
     # Every byte offset of ``data`` read as a (possibly unaligned) little-endian word.
     at = np.ndarray((len(data) - 7,), dtype="<u8", buffer=data, strides=(1,))
+    first = at[starts]
+    first &= MASKS[np.minimum(length, 8)]  # (a field is never empty)
+    if n_words == 1:
+        return first[:, None]
     out = np.empty((len(starts), n_words), dtype="<u8")  # in memory: the bytes in order
+    out[:, 0] = first
     last = len(at) - 1
-    out[:, 0] = at[starts] & MASKS[np.minimum(length, 8)]  # (a field is never empty)
     for i in range(1, n_words):
         kept = np.clip(length - 8 * i, 0, 8)
         out[:, i] = at[np.minimum(starts + 8 * i, last)] & MASKS[kept]
@@ -277,7 +289,7 @@ def parse_scores(block: Block, j: int) -> np.ndarray:
     reader refuses (not finite, not a plain ASCII number).
 
     Byte column by byte column (a field's i-th bytes), Horner's rule on the digits."""
-    starts, ends = block.starts[j], block.ends[j]
+    starts, ends = block.field(j)
     n = len(starts)
     width = int((ends - starts).max(initial=0))
     words = field_words(block.data, starts, ends)
@@ -329,7 +341,7 @@ class RowIndex:
     ``same(new, old)`` says exactly which pairs of rows with equal hashes are equal."""
 
     def __init__(self, hashes: np.ndarray, same: Callable[[np.ndarray, np.ndarray], np.ndarray]):
-        bits = max(4, (2 * len(hashes)).bit_length())
+        bits = max(4, (4 * len(hashes)).bit_length())  # at most a quarter full
         self._shift = np.uint64(64 - bits)
         self._mask = (1 << bits) - 1
         rows = np.int32 if len(hashes) < 2**31 and bits < 31 else np.int64

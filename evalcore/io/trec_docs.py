@@ -29,7 +29,7 @@ from __future__ import annotations
 import codecs
 import html
 import re
-from collections.abc import Callable
+from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
 
@@ -41,9 +41,9 @@ from evalcore.contract.limits import (
     size_text,
 )
 from evalcore.io.decompress import BLOCK, Opened, open_input
-from evalcore.io.errors import ErrorLog, InputError, InputErrors, show_value
+from evalcore.io.errors import STOP_AFTER, ErrorLog, InputErrors, show_value
 from evalcore.io.progress import reporter
-from evalcore.io.text_lines import SourceText, decode_line
+from evalcore.io.text_lines import SourceText, decode_lines
 
 _DOC_OPEN = re.compile(r"<DOC\s*>", re.IGNORECASE)
 _DOC_CLOSE = re.compile(r"</DOC\s*>", re.IGNORECASE)
@@ -56,16 +56,16 @@ _TAG_TAIL = 32
 _DOC_SHAPE = "TREC documents look like <DOC><DOCNO>id</DOCNO> text</DOC>"
 
 
+@dataclass
 class DocumentSet:
     """Documents read from files: id -> (title, text) in file order, and where each was read."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
-        self.documents: dict[str, tuple[str, str]] = {}
-        self.where: dict[str, str] = {}
-        self.warnings: list[str] = []
-        self.notes: list[str] = []
-        self.files = 0
+    name: str
+    documents: dict[str, tuple[str, str]] = field(default_factory=dict)
+    where: dict[str, str] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    files: int = 0
 
 
 def read_trec_documents(
@@ -74,8 +74,7 @@ def read_trec_documents(
     """Read a TREC document file or a folder of them; raise InputErrors with every error."""
     root = Path(path)
     out = DocumentSet(str(root))
-    errors: list[InputError] = []
-    total = 0
+    failures: list[InputErrors] = []
     files = _files(root) if root.is_dir() else [root]
     if root.is_dir() and not files:
         raise InputErrors.one(
@@ -89,16 +88,14 @@ def read_trec_documents(
                 found = read_trec_stream(opened, out, in_folder=root.is_dir(), limits=limits)
                 compressed += opened.compression is not None
         except InputErrors as exc:
-            errors.extend(exc.errors)
-            total += exc.total
-            if total >= 1_000:
+            failures.append(exc)
+            if sum(f.total for f in failures) >= STOP_AFTER:
                 break
             continue
         if found:
             out.files += 1
-    if errors:
-        raise InputErrors([e for e in errors if not e.stop][:200] + [e for e in errors if e.stop],
-                          total)
+    if failures:
+        raise InputErrors.combined(failures)
     if not out.documents:
         raise InputErrors.one(str(root), "no <DOC> found", _DOC_SHAPE)
     if compressed:
@@ -140,50 +137,32 @@ def read_trec_stream(
         if data and cut == 0:  # no line end in this block: the line goes on
             rest += data
             if len(rest) > limits.max_document_bytes:
-                raise scanner.too_large(scanner.line_of_end())
+                raise scanner.too_large()
             continue
         block = rest + data[:cut] if rest else data[:cut]
         rest = data[cut:]
         if first and block.startswith(codecs.BOM_UTF8):
             block = block[len(codecs.BOM_UTF8):]
         first = False
-        if block:
-            scanner.feed(_decoded(block, scanner.line, opened.name, log), final=not data)
+        if block:  # a bad line is logged and blanked, as in any input
+            decoded = decode_lines(block, opened.name, first_line=scanner.line)
+            log.extend(decoded.errors)
+            scanner.feed(decoded.text, final=not data)
         if not data:
             break
     return scanner.finish()
 
 
-def _decoded(block: bytes, first_line: int, name: str, log: ErrorLog) -> str:
-    """A block of whole lines as text with ``\\n`` line ends; a line that is not UTF-8 or holds
-    a NUL is logged (with its line number) and blanked."""
-    if b"\r" in block:
-        block = block.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    if b"\x00" not in block:
-        try:
-            return block.decode("utf-8")
-        except UnicodeDecodeError:
-            pass
-    lines = []
-    for number, chunk in enumerate(block.split(b"\n"), start=first_line):
-        text, error = decode_line(chunk, number, name)
-        if error is not None:
-            log.append(error)
-        lines.append(text)
-    return "\n".join(lines)
-
-
-def parse_trec_documents(
-    source: SourceText, into: DocumentSet | None = None, *, in_folder: bool = False,
-    limits: ReadLimits = DEFAULT_LIMITS,
-) -> int:
-    """Add the documents of one decoded text to ``into``; return how many it held."""
-    out = into if into is not None else DocumentSet(source.name)
+def parse_trec_documents(source: SourceText, *, limits: ReadLimits = DEFAULT_LIMITS
+                         ) -> DocumentSet:
+    """The documents of one decoded text; raise InputErrors with every error."""
+    out = DocumentSet(source.name, notes=source.notes())
     log = ErrorLog(source.name)
     log.extend(source.errors)
-    scanner = _Scanner(source.name, out, log, limits.max_document_bytes, in_folder)
+    scanner = _Scanner(source.name, out, log, limits.max_document_bytes, in_folder=False)
     scanner.feed(source.text, final=True)
-    return scanner.finish()
+    scanner.finish()
+    return out
 
 
 class _Scanner:
@@ -228,7 +207,7 @@ class _Scanner:
             closed = _DOC_CLOSE.search(buf, self.search_from)
             if closed is None:
                 if len(buf) - self.body_from > self.limit:
-                    raise self.too_large(self.doc_line)
+                    raise self.too_large()
                 self.search_from = max(self.body_from, len(buf) - _TAG_TAIL)
                 break
             self._document(buf, self.body_from, closed.start(), counter)
@@ -257,17 +236,15 @@ class _Scanner:
         self.log.raise_if_any()
         return self.found
 
-    def line_of_end(self) -> int:
-        return self.doc_line if self.in_doc else self.line
-
-    def too_large(self, line: int) -> InputErrors:
+    def too_large(self) -> InputErrors:
+        """Reading stops: the open document (or, between documents, a line) is too large."""
         what = "a <DOC> larger than" if self.in_doc else "a line longer than"
         return InputErrors.one(
             self.name,
             f"{what} {size_text(self.limit)} with no </DOC>: "
             "one document may not be larger; reading stopped here",
             f"is this the right file? raise the bound with {DOCUMENT_OPTION} if it is",
-            line=line,
+            line=self.doc_line if self.in_doc else self.line,
             field="DOC" if self.in_doc else None,
         )
 
@@ -334,23 +311,6 @@ def _tail(buf: str, pos: int) -> int:
     """Where the possible start of a tag cut by the block's end begins (``len(buf)`` if none)."""
     cut = buf.rfind("<", max(pos, len(buf) - _TAG_TAIL))
     return cut if cut >= 0 else len(buf)
-
-
-def between_elements(text: str, start: int, end: int, opener: re.Pattern[str], tag: str,
-                     line_of: Callable[[int], int], log: ErrorLog) -> None:
-    """Only whitespace may stand between ``<tag>`` elements; an unclosed one is named too."""
-    gap = text[start:end]
-    if not gap.strip():
-        return
-    opened = opener.search(gap)
-    before = gap[: opened.start()] if opened else gap
-    if before.strip():
-        log.add(line_of(start + len(before) - len(before.lstrip())), None,
-                f"text outside any <{tag}>: {show_value(before.strip()[:40])}",
-                f"the file holds only <{tag}>...</{tag}> elements")
-    if opened:
-        log.add(line_of(start + opened.start()), tag, f"a <{tag}> without its </{tag}>",
-                f"close every <{tag}> with </{tag}>")
 
 
 def plain_text(markup: str) -> str:

@@ -14,14 +14,12 @@ would spell them); a gain is an integer, mapped by ``gain_map`` and then in
 Runs are ranked as trec_eval ranks them (score descending, doc ID
 descending) and tied pairs are counted. Every error is reported, with where it
 is (``query 'q1' doc 'd3'`` for a dict, the row number for a table), in one
-:class:`~evalcore.io.errors.InputErrors`. pandas and pyarrow are never
-imported here: a table is recognised by its shape.
+:class:`~evalcore.io.errors.InputErrors`. A table is recognised by its shape
+(pandas and pyarrow are imported only to read one).
 
 The input becomes arrays in bulk (:class:`~evalcore.io.ranked.Judged`,
-:class:`~evalcore.io.ranked.Ranked`): the IDs, values and per-query sizes are
-read out of the dict (or the table's columns) with C-level iteration, checked
-once per column, and rankings are sorted with numpy. Only input whose rows may
-repeat a ``(query, doc)`` pair (a table's, or a dict whose integer keys read like
+:class:`~evalcore.io.ranked.Ranked`), checked once per column. Only input whose rows
+may repeat a ``(query, doc)`` pair (a table's, or a dict whose integer keys read like
 other keys) goes through the file rules for repeated rows
 (:func:`~evalcore.io.trec.qrels_from_rows`), which name each repeat.
 
@@ -35,7 +33,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Mapping
-from itertools import accumulate, chain
+from itertools import accumulate, chain, repeat
 from numbers import Integral, Real
 from operator import methodcaller
 from typing import TYPE_CHECKING, Any
@@ -92,10 +90,6 @@ def judged_from_mapping(
     if not rows.doc_ids:
         log.add(None, None, "no judgments", "give at least one query with one judged doc")
         log.raise_if_any()
-    if not converted and rows.lengths is not None and not gain_map:
-        # a dict's gains, checked and unmapped: its inner dicts copied as they are
-        kept = {q: dict(b) for q, b in zip(rows.keys, rows.inner, strict=True) if b}
-        return Judged.of_dicts(rows.name, kept)
     if not converted:
         gains_of = rows.grouped(gains)
         if sum(map(len, gains_of.values())) == len(rows.doc_ids):  # no (query, doc) repeated
@@ -194,7 +188,7 @@ class _Rows:
         """The query ID of every row, as a list (for the file rules on repeated rows)."""
         if self.query_ids is not None:
             return self.query_ids
-        return list(chain.from_iterable(map(_repeat_key, self.keys, self.lengths or ())))
+        return list(chain.from_iterable(map(repeat, self.keys, self.lengths or ())))
 
     def where(self, i: int, column: int) -> tuple[int | None, str]:
         """(line, field) of row ``i``'s column 0 (query), 1 (doc) or 2 (value).
@@ -239,10 +233,6 @@ class _Rows:
             q: dict(zip(docs[a:b], values[a:b], strict=True))
             for q, a, b in zip(keys, edges, edges[1:], strict=False)
         }
-
-
-def _repeat_key(key: Any, n: int) -> list:
-    return [key] * n
 
 
 def _factorize(values: list, with_pandas: bool) -> tuple[np.ndarray, list]:

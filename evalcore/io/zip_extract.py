@@ -11,8 +11,9 @@ limits below in disk, memory and time, never what it claims or hides:
 * while an entry is copied (1 MiB at a time) the bytes actually produced are
   counted by the unpacking budget every decompressing reader shares
   (:class:`evalcore.io.decompress.UnpackBudget`): more than it declared, more
-  than ``max_unzipped`` in total, or more than :data:`MAX_RATIO` times its
-  compressed size (a zip bomb) stops the extraction at once;
+  than ``max_unzipped`` in total, or more than
+  :data:`~evalcore.contract.limits.MAX_UNPACK_RATIO` times its compressed size (a zip
+  bomb) stops the extraction at once;
 * a corrupt entry (bad CRC, truncated data) is an error naming the entry.
 
 Every refusal is an :class:`~evalcore.io.errors.InputErrors` naming the upload
@@ -29,22 +30,13 @@ import zlib
 from io import BytesIO
 from pathlib import Path, PurePosixPath
 
-from evalcore.contract.limits import (
-    MAX_UNPACK_RATIO,
-    MAX_UNPACKED_BYTES,
-    ReadLimits,
-)
+from evalcore.contract.limits import MAX_UNPACKED_BYTES, ReadLimits
 from evalcore.io.decompress import BLOCK, UnpackBudget
 from evalcore.io.errors import InputErrors
 from evalcore.io.progress import reporter
 
-#: Largest total uncompressed size accepted (bytes), declared or actual.
-MAX_UNZIPPED_BYTES = MAX_UNPACKED_BYTES
 #: Largest number of entries in a zip.
 MAX_ZIP_MEMBERS = 10_000
-#: Largest uncompressed/compressed ratio of an entry (text compresses 3-10x; bombs 1000x).
-MAX_RATIO = MAX_UNPACK_RATIO
-CHUNK = BLOCK
 
 _SUPPORTED = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}
 _ENCRYPTED_FLAG = 0x1
@@ -96,7 +88,7 @@ class _Extraction:
         written = 0
         try:
             with archive.open(member) as src, target.open("wb") as dst:
-                while chunk := src.read(CHUNK):
+                while chunk := src.read(BLOCK):
                     written += len(chunk)
                     if written > member.file_size:
                         raise self.fail(f"zip entry {entry!r} unpacks to more than the "
@@ -122,7 +114,7 @@ class _Extraction:
 
 
 def extract_zip(data: bytes | Path, name: str, workdir: Path, *,
-                max_unzipped: int = MAX_UNZIPPED_BYTES,
+                max_unzipped: int = MAX_UNPACKED_BYTES,
                 hint: str = "upload the BEIR dataset folder as a .zip") -> None:
     """Extract the zip ``data`` (its bytes, or a zip file's path; named ``name`` in messages)
     into ``workdir``; see the module. ``hint``: what to do when it is not a zip at all."""
@@ -162,6 +154,3 @@ def _safe_parts(member: zipfile.ZipInfo) -> tuple[str, ...] | None:
     if any(p == ".." for p in parts):
         return None
     return parts
-
-
-__all__ = ["MAX_RATIO", "MAX_UNZIPPED_BYTES", "MAX_ZIP_MEMBERS", "extract_zip"]

@@ -1,22 +1,10 @@
-"""How per-query charts stay readable: query ids on the axis, every run visible.
+"""How per-query charts stay readable, for the dashboard's figure and the report's.
 
-Shared by the dashboard's figure (:mod:`evalcore.live.charts`) and the
-report's (:mod:`evalcore.report.charts`):
-
-* the query axis keeps positions (0, 1, ...) as x but is labelled with the
-  query ids (HTML-escaped: plotly renders a subset of HTML in tick labels);
-  beyond :data:`QUERY_TICKS_UP_TO` queries an evenly spaced subset is labelled
-  (hover names every point's query);
-* runs with equal values at the same query do not hide each other: markers
-  of one query are set side by side (``scattermode="group"``, one offset
-  group per run; SVG traces only -- WebGL traces cannot be offset) and each run
-  has its own marker symbol, open or filled, so even two markers on the same
-  spot both show;
-* axes grow their margins to fit their labels (``automargin``) and the legend
-  sits below everything (:data:`LEGEND_BELOW`), so nothing overlaps or is cut.
-
-:func:`two_row_layout` gives the layout of a figure of two rows, as
-:func:`plotly.subplots.make_subplots` makes it (once per shape: only the titles differ).
+The query axis keeps positions as x, labelled with the (escaped) query ids, an evenly
+spaced subset beyond :data:`QUERY_TICKS_UP_TO`. Runs with equal values do not hide each
+other: markers of one query sit side by side (one offset group per run; SVG traces only)
+and each run has its own open or filled symbol. Axes grow their margins to fit their
+labels and the legend sits below everything (:data:`LEGEND_BELOW`).
 """
 
 import copy

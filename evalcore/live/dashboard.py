@@ -1,32 +1,20 @@
 """The live dashboard's state: every run's per-query results, kept current cheaply.
 
-:meth:`LiveDashboard.build` evaluates every run of a study against the working
-reference (exactly what :func:`evalcore.analysis.run_evaluation.evaluate_run` computes,
-packed from the study's shared evidence) and keeps, per run, the per-metric arrays the
-aggregates are made of; per-query :class:`QueryResult` objects and the blocking list are
-made the first time a page asks for them.
+:meth:`LiveDashboard.build` evaluates every run of a study against the working reference
+(the numbers :func:`evalcore.analysis.run_evaluation.evaluate_run` gives) and keeps, per
+run, the per-metric arrays the aggregates are made of; per-query :class:`QueryResult`
+objects and the blocking list are made when a page first asks for them.
 
-:meth:`LiveDashboard.refresh` brings the state up to date with the store:
+:meth:`LiveDashboard.refresh` brings it up to date: nothing is read when the store's marks
+have not moved; appended label or completeness events re-evaluate only the queries they
+touch; a run added or removed, a new query, another corpus size or other chosen measures,
+or very many touched queries rebuild everything.
 
-* nothing changed (the store's highest label event id, completeness event id
-  and the study's run ids are as last seen) -> nothing is read or computed;
-* label or completeness events were appended -> only the queries they touch
-  are re-read and re-evaluated, for every run, and the aggregates are rebuilt
-  from the arrays (section 6 of the contract, :func:`evalcore.compute.aggregate.aggregate_arrays`);
-* a run was added or removed, a touched query is new to the study, the study's corpus
-  size changed (:mod:`evalcore.store.population`: it bounds every open population), the
-  lead chose other measures, or very many queries changed -> a full rebuild.
-
-The dashboard shows the study's chosen measures (:mod:`evalcore.store.study_measures`,
-Judged@k beside them): ``P``, ``R``, ``nDCG`` and ``RR`` at a run's own k are the
-section-7 metrics every run state holds; any other is computed in the same pass
-(:func:`evalcore.compute.evaluate.compute_more`), except where its cutoff is deeper than
-the run was stored to.
-
-Aggregates are never a mean of the available subset: they come from
-:mod:`evalcore.compute.aggregate`, which gives the mean only when every query has the
-metric. Label coverage counts the pool (every unit a run returned in its top k) and how
-much of it has a resolved gain (units in conflict count as unlabeled).
+It shows the study's chosen measures with Judged@k beside them (P, R, nDCG and RR at a
+run's own k are the section-7 metrics every run state holds; any other is computed in the
+same pass unless deeper than the run was stored). Aggregates are never a mean of the
+available subset (:mod:`evalcore.compute.aggregate`). Label coverage counts the pool (every
+unit a run returned in its top k) and how much of it has a resolved gain.
 """
 
 from __future__ import annotations
@@ -36,9 +24,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.analysis.comparability import RunTerms
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.interval_text import unknown_counts
 from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.annotation.blocking import BlockingItem
@@ -85,10 +73,8 @@ _REASON_COLUMN = {code: i for i, code in enumerate(_REASON_CODES)}
 _LEGACY_KEY = {m.family: key for key, m in LEGACY_NAMES.items()}
 
 
-class QueryCoverage(BaseModel):
+class QueryCoverage(FrozenModel):
     """How much of one query's pool has a resolved gain."""
-
-    model_config = ConfigDict(frozen=True)
 
     pooled: int
     labeled: int
@@ -96,10 +82,8 @@ class QueryCoverage(BaseModel):
     in_conflict: int = 0
 
 
-class Coverage(BaseModel):
+class Coverage(FrozenModel):
     """Label coverage of the study's pools."""
-
-    model_config = ConfigDict(frozen=True)
 
     queries: int
     pooled: int
@@ -288,10 +272,8 @@ class MeasureColumns:
         return int(self.available.size - np.count_nonzero(self.available))
 
 
-class RefreshOutcome(BaseModel):
+class RefreshOutcome(FrozenModel):
     """What a refresh did."""
-
-    model_config = ConfigDict(frozen=True)
 
     changed: bool
     full: bool
@@ -514,23 +496,13 @@ class LiveDashboard:
             self._full(study)
             return self._outcome(started, changed=True, full=True, queries=touched)
         if touched:
-            self._update_queries(study, touched)
+            self.update_queries(study, touched)
         self.marks = marks
         return self._outcome(started, changed=True, full=False, queries=touched)
 
     def update_queries(self, study: Study, query_ids: Iterable[str]) -> None:
         """Re-read and re-evaluate the given queries in every run whose query set has them."""
         self._same_study(study)
-        self._update_queries(study, query_ids)
-
-    def _same_study(self, study: Study) -> None:
-        if study.study_id != self.study_id:
-            raise ValueError(
-                f"a handle on study {study.study_id!r} given to the dashboard of "
-                f"study {self.study_id!r}"
-            )
-
-    def _update_queries(self, study: Study, query_ids: Iterable[str]) -> None:
         wanted = [q for q in dict.fromkeys(query_ids) if q in self.index]
         if not wanted:
             return
@@ -567,6 +539,13 @@ class LiveDashboard:
         else:
             self._blocking = self._blocking.replace_queries(positions, update)
         self._set_aggregates()
+
+    def _same_study(self, study: Study) -> None:
+        if study.study_id != self.study_id:
+            raise ValueError(
+                f"a handle on study {study.study_id!r} given to the dashboard of "
+                f"study {self.study_id!r}"
+            )
 
     def _set_aggregates(self) -> None:
         self._aggregates = {name: rs.aggregates() for name, rs in self.runs.items()}

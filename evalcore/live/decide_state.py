@@ -1,24 +1,17 @@
 """The annotate page's "to decide A vs B" queue: its target, its state, its next item.
 
-A lead picks two runs and a measure (:class:`DecideTarget`, validated by
-:func:`decide_target` so a bad address names the parameter and lists the valid
-values). :func:`decide_state` then reads the store once: the verdict of every
-offered measure (:mod:`evalcore.analysis.decision`, so the page can offer the
-next undecided one) and the to-decide queue of the target measure
-(:mod:`evalcore.analysis.decision_queue`, in its order). The page shows the
-queue's items one after another with :func:`next_queue_item`; after each label
-it builds the state again, so the verdict, its interval and the labels still
-needed follow the evidence. Automatic judgments of the study, when there are any
-(:mod:`evalcore.store.automatic_labels`), break ties of the queue's order (never its
-items or the verdicts).
+:func:`decide_target` validates a lead's two runs and measure (a bad value names the
+parameter and lists the valid ones); :func:`decide_state` reads the store once for every
+offered measure's verdict and the target's queue, built again after each label so the
+verdict and the labels still needed follow the evidence. Automatic judgments only break
+ties of the queue's order (never its items or the verdicts).
 """
 
 from collections.abc import Collection, Sequence
 
-from pydantic import BaseModel, ConfigDict
-
-from evalcore.analysis.decision import Decision, decide_measure, evaluate_stored_pair
+from evalcore.analysis.decision import Decision, decide_measure, stored_pair
 from evalcore.analysis.decision_queue import DecideItem, decide_queue, mean_automatic_gains
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.contract.measures import UnknownMeasure, parse_measure
 from evalcore.store.automatic_labels import automatic_labels
 from evalcore.store.resolution import resolve_unit_in_store
@@ -31,10 +24,8 @@ DECIDE_MEASURES: tuple[str, ...] = ("P@10", "RR@10", "Success@10", "P@5", "nDCG@
 SETTLED = frozenset({"a_better", "b_better", "tied"})
 
 
-class DecideTarget(BaseModel):
+class DecideTarget(FrozenModel):
     """What the queue decides: ``run_a - run_b`` on ``measure`` (its canonical name)."""
-
-    model_config = ConfigDict(frozen=True)
 
     run_a: str
     run_b: str
@@ -73,10 +64,8 @@ def decide_target(study: Study, run_a: str, run_b: str, measure: str) -> DecideT
     return DecideTarget(run_a=run_a, run_b=run_b, measure=canonical)
 
 
-class DecideState(BaseModel):
+class DecideState(FrozenModel):
     """The verdicts and the target measure's queue, read from the store at one moment."""
-
-    model_config = ConfigDict(frozen=True)
 
     target: DecideTarget
     #: The target measure's decision.
@@ -109,7 +98,7 @@ def decide_state(study: Study, target: DecideTarget, *,
     """Both runs evaluated once on every offered measure: the verdicts and the target's queue,
     over the study's queries or the query set ``query_ids`` (:mod:`evalcore.analysis.query_set`)."""
     names = list(dict.fromkeys([parse_measure(m).canonical for m in DECIDE_MEASURES] + [target.measure]))
-    pair = evaluate_stored_pair(study, target.run_a, target.run_b, names, query_ids=query_ids)
+    pair = stored_pair(study, target.run_a, target.run_b, names, query_ids=query_ids).pair
     decisions = [decide_measure(pair, name, target.run_a, target.run_b) for name in names]
     decision = decisions[names.index(target.measure)]
     if decision.verdict == "undecided":

@@ -1,6 +1,6 @@
 """Which queries a large study's per-query chart shows: a readable subset, chosen by a rule.
 
-Above :data:`evalcore.live.summary_chart.SUMMARY_FROM` queries the dashboard draws each
+Above :data:`evalcore.live.charts.SUMMARY_FROM` queries the dashboard draws each
 run's distribution and offers the per-query chart for one of these subsets of at most
 ``n`` queries. Every subset is returned in the study's query order (the chart's axis).
 Only available values are compared: an unavailable value is never ranked as if it were 0

@@ -11,8 +11,6 @@ from the evidence store.
 from collections.abc import Collection, Mapping
 from datetime import UTC, datetime
 
-from pydantic import BaseModel, ConfigDict
-
 from evalcore.analysis.comparability import (
     NotComparable,
     NotVerified,
@@ -21,16 +19,15 @@ from evalcore.analysis.comparability import (
     cutoff,
 )
 from evalcore.analysis.compare import ComparisonSettings, compare_runs
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.results import EvaluationReport
 from evalcore.contract.version import __version__
 from evalcore.report.model import Report, ReportInternal, ReportRun
 
 
-class RunInput(BaseModel):
+class RunInput(FrozenModel):
     """One run to report: its evaluation and the fingerprint of the corpus it searched."""
-
-    model_config = ConfigDict(frozen=True)
 
     evaluation: EvaluationReport
     corpus_fingerprint: str | None = None

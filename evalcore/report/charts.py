@@ -1,16 +1,11 @@
 """Plotly figures of a report. Unavailable values are drawn as such, never as 0.
 
-Every per-query figure has two rows sharing the query axis: the values that
-exist, and below them a separate strip ("unavailable") with one marker per
-run and query whose metric is unavailable, its reasons on hover. Text taken
-from the data (run names, query ids, reasons) is HTML-escaped before it goes
-into a figure, since plotly renders a subset of HTML in labels.
-
-Figures are plain plotly figure dicts (``{"data": [...], "layout": {...}}``):
-the layout comes from :func:`evalcore.live.chart_style.two_row_layout` (plotly's subplots), the traces are
-written directly with numpy arrays, and :func:`figure_html` renders them
-without plotly's per-element validation (tens of thousands of points per
-trace at 10,000 queries).
+Every per-query figure has two rows sharing the query axis: the values that exist, and
+below them an "unavailable" strip with one marker per run and query whose value is
+unavailable, its reasons on hover. Text from the data is HTML-escaped (plotly renders a
+subset of HTML in labels). Figures are plain dicts with numpy arrays, rendered by
+:func:`figure_html` without plotly's per-element validation (tens of thousands of points
+per trace at 10,000 queries).
 """
 
 import textwrap

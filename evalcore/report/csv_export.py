@@ -40,11 +40,13 @@ def csv_header(report: Report | None = None) -> list[str]:
                        ["query_set"] if report.query_set is not None else [])
 
 
-def _measure_cells(value: MetricValue | None) -> list[str]:
+def _value_cells(value: MetricValue | None, *, lists: bool) -> list[str]:
+    """A value's status, value, (with ``lists``: reasons and blocking ids,) lower, upper."""
     if value is None:
-        return ["not_computed", "", "", ""]
-    return [value.status, _number(value.value) if value.available else "",
-            _number(value.lower), _number(value.upper)]
+        return ["not_computed"] + [""] * (5 if lists else 3)
+    listed = [";".join(value.reasons), ";".join(value.blocking_ids)] if lists else []
+    shown = _number(value.value) if value.available else ""
+    return [value.status, shown, *listed, _number(value.lower), _number(value.upper)]
 
 
 def _number(value: float | None) -> str:
@@ -66,20 +68,9 @@ def render_csv(report: Report) -> str:
             row = [run.name, str(run.comparable).lower(), q.query_id, q.k,
                    str(q.valid).lower(), ";".join(q.reasons)]
             for metric in METRICS:
-                value = q.metrics.get(metric)
-                if value is None:
-                    row += ["not_computed", "", "", "", "", ""]
-                    continue
-                row += [
-                    value.status,
-                    _number(value.value) if value.available else "",
-                    ";".join(value.reasons),
-                    ";".join(value.blocking_ids),
-                    _number(value.lower),
-                    _number(value.upper),
-                ]
+                row += _value_cells(q.metrics.get(metric), lists=True)
             for m in measures:
-                row += _measure_cells(chosen.get(q.query_id, {}).get(m.canonical))
+                row += _value_cells(chosen.get(q.query_id, {}).get(m.canonical), lists=False)
             if query_set is not None:
                 row.append(query_set)
             writer.writerow(row)

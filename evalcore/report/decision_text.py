@@ -1,14 +1,11 @@
 """What the evidence decides about two runs, as plain text (``evalcore compare``, reports).
 
-First the bottom line (:mod:`evalcore.analysis.bottom_line`: the sentence, then one row
-per measure with its verdict, the interval of candidate − baseline and what would
-settle it). Then, per measure, the details: the verdict with its interval (or its
-causes with what to do), the bounds used, the head of the to-decide queue, the paired
-tests in plain words. The caution about the paired tests' selected queries is said once,
-after them. The trec_eval-compatible numbers come last, under their own heading, never
-on a verdict's line. Every difference is candidate − baseline (the pair's ``run_a``
-minus its ``run_b``). Text from the data (run, query and unit ids) is printed with
-control characters escaped (:func:`evalcore.report.text_table.clean`).
+First the bottom line (:mod:`evalcore.analysis.bottom_line`), then per measure the
+details: the verdict with its interval or its causes, the bounds used, the head of the
+to-decide queue, the paired tests in plain words; the paired tests' caution once; the
+trec_eval-compatible numbers last, under their own heading, never on a verdict's line.
+Text from the data is printed with control characters escaped
+(:func:`evalcore.report.text_table.clean`).
 """
 
 from __future__ import annotations

@@ -1,22 +1,13 @@
 """Building a report from the evidence store.
 
-Each run is evaluated with :func:`evalcore.analysis.run_evaluation.evaluate_run`
-against the frozen reference version named (or, without one, the working
-labels, with a warning that the numbers can still change), under the study's
-protocol. The run's corpus fingerprint comes from the ``runs`` table. Internal
-data (run row ids, who froze the reference, annotators per query and their
-notes) is collected into :class:`~evalcore.report.model.ReportInternal`, which
-exports leave out unless asked for.
-
-The report shows the study's chosen measures
-(:func:`evalcore.store.study_measures.study_measures`, the default set P, R, nDCG, RR
-at each run's k until a lead chooses) unless ``measures`` names others; each run is
-evaluated on them with Judged@k beside each (:attr:`ReportRun.measure_values`), a
-measure deeper than a run's k left out for that run (with a warning).
-
-For each pair the comparison compares, :func:`decisions_of` adds what the evidence
-decides (:func:`evalcore.analysis.pair_comparison.compare_pair`) on the same measures
-(one without a cutoff at the runs' k), against the same reference.
+Each run is evaluated (:func:`evalcore.analysis.run_evaluation.evaluate_run_measures`)
+against the named frozen reference version, or the working labels with a warning that
+the numbers can still change, under the study's protocol, on the study's chosen measures
+(or those asked for) with Judged@k beside each; a measure deeper than a run's k is left
+out for that run, with a warning. Internal data (run row ids, who froze the reference,
+annotators per query and their notes) goes to
+:class:`~evalcore.report.model.ReportInternal`. For each compared pair
+:func:`decisions_of` adds what the evidence decides on the same measures and reference.
 """
 
 from collections.abc import Sequence
@@ -60,25 +51,16 @@ def report_from_store(
 ) -> Report:
     """Evaluate the named runs of a study and build their report (nothing is stored).
 
-    Unknown study, run or reference version raise the store's ``LookupError``
-    subclasses, whose messages list what exists. ``name`` defaults to
-    ``"<runs> @ <reference> <created_at>"``.
-
-    The ``study`` handle's actor (usually ``created_by``) was allowed to read the study —
-    its queries, labels, notes and runs, which the report holds — when it was opened
-    (:func:`~evalcore.store.study_handle.open_study`). A report holds no document
-    text. Storing it (:func:`evalcore.report.stored.save_report`) needs the lead role.
-    ``accept_unverified``: runs whose comparability is not verified that
-    ``created_by`` accepts for comparison (see :func:`~evalcore.report.build.build_report`).
-    ``measures`` (default: the study's chosen measures) are the measures the report
-    shows and decides on; a name that does not parse raises
-    :class:`~evalcore.contract.measures.UnknownMeasure` (listing the known ones).
-    ``queries`` (default ``all``) names the query set every run is evaluated and decided
-    on (:mod:`evalcore.analysis.query_set`); the report records it. A set that does not
-    resolve raises :class:`~evalcore.analysis.query_set.QuerySetError` (a ``ValueError``).
-    ``sample`` names a stored sample (contract section 13): each compared pair it was drawn
-    for shows, per measure of the sample, its estimate at confidence ``level`` apart from
-    the decided verdict (:func:`~evalcore.estimation.stored.estimate_stored`).
+    The ``study`` handle's actor was allowed to read the study when it was opened; a
+    report holds no document text. Unknown study, run or reference version raise the
+    store's ``LookupError`` subclasses (listing what exists); a measure that does not
+    parse, :class:`~evalcore.contract.measures.UnknownMeasure`; a query set ``queries``
+    (default ``all``, recorded in the report) that does not resolve,
+    :class:`~evalcore.analysis.query_set.QuerySetError`. ``name`` defaults to
+    ``"<runs> @ <reference> <created_at>"``; ``accept_unverified``: see
+    :func:`~evalcore.report.build.build_report`. ``sample`` names a stored sample
+    (contract section 13) whose estimates at confidence ``level`` each pair it was drawn
+    for shows apart from the decided verdict.
     """
     chosen = (
         study_measures(study)

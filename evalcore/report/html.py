@@ -20,14 +20,13 @@ from evalcore.analysis.bottom_line import (
     table_rows,
 )
 from evalcore.analysis.compare import MetricComparison, RunComparison, aggregate_text, cutoff_label
-from evalcore.analysis.interval_text import metric_value_text, unknown_counts
+from evalcore.analysis.interval_text import aggregate_value_text, metric_value_text, unknown_counts
 from evalcore.analysis.pair_comparison import COMPAT_LABEL, MeasureVerdict, PairComparison
 from evalcore.analysis.stats.correction import CORRECTION_LABELS
 from evalcore.analysis.stats.significance import TEST_LABELS, SignificanceResult
 from evalcore.contract.query_order import natural_key
 from evalcore.contract.reasons import REASON_TEXT, Reason, reason_words
 from evalcore.contract.results import METRICS, AggregateValue, MetricValue
-from evalcore.report.aggregate_card import aggregate_card
 from evalcore.report.charts import (
     aggregate_figure,
     delta_figure,
@@ -241,7 +240,7 @@ def _results(report: Report) -> str:
                 cells.append("<td>not computed</td>")
                 continue
             unknowns = unknown_counts(q.metrics.get(metric) for q in run.evaluation.queries)
-            text = aggregate_card(agg, unknowns=unknowns).status_line
+            text = aggregate_value_text(agg, *unknowns)
             marks = row.cells[metric].marks if row is not None and metric in row.cells else []
             sup = f"<sup>{_e(''.join(marks))}</sup>" if marks else ""
             css = "" if agg.available else ' class="unavailable"'

@@ -1,19 +1,11 @@
-"""The report's measures per run: each measure's aggregate, or unavailable with its interval.
-
-A report names its measures (:attr:`~evalcore.report.model.Report.measures`, the
-study's chosen ones unless others were asked for); each run holds them with
-Judged@k beside each (:attr:`~evalcore.report.model.ReportRun.measure_values`).
-This module turns those into the rows every export shows, written with
-:mod:`evalcore.analysis.interval_text` (``0.5320`` or ``unavailable · 0.41 to 0.58,
-23 unlabeled``), and into the line that says which measures were used. A report
-stored before reports had chosen measures has none: the rows are empty.
-Formats only; never computes a measure.
+"""The report's measures per run: each measure's aggregate, or unavailable with its interval
+(:mod:`evalcore.analysis.interval_text`), and the line that says which measures were used.
+A report stored before reports had chosen measures has none: the rows are empty.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
-
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.interval_text import aggregate_value_text, unknown_counts
 from evalcore.contract.measures import Measure, parse_measure
 from evalcore.report.model import Report, ReportRun
@@ -21,10 +13,8 @@ from evalcore.report.text_table import clean
 from evalcore.store.study_measures import measure_label, shown_measures
 
 
-class MeasureCell(BaseModel):
+class MeasureCell(FrozenModel):
     """One measure of one run, as shown."""
-
-    model_config = ConfigDict(frozen=True)
 
     measure: str
     #: ``RR@10``: the measure's canonical name at the run's k (one name per measure: the

@@ -1,52 +1,29 @@
 """The report: a frozen, self-describing record of how runs scored.
 
-A :class:`Report` is a first-class object (ranx style): it records the study,
-the evaluation protocol, the reference version (and its content hash), the
-corpus fingerprint every compared run must share, the evalcore version, when
-and by whom it was generated, each run's full :class:`EvaluationReport` (the
-contract's shape), and the comparison of the comparable runs.
+A :class:`Report` records the study, the protocol, the reference version and its hash,
+the corpus fingerprint every compared run must share, the evalcore version, who made it
+and when, each run's :class:`EvaluationReport` and the comparison of the comparable runs.
 
-**Comparability.** The report's corpus fingerprint is the one given when it
-was built, else the baseline run's. A run whose fingerprint differs (or which
-was evaluated under a different protocol or cutoff) is marked *not
-comparable* with the reasons (:func:`evalcore.analysis.comparability.comparability`,
-the rule the Compare page applies too); its own numbers are still shown, but it
-enters no comparison: no deltas, no significance, no table marks. A run whose
-fingerprint, or the report's, is not recorded is *comparability not verified*
-(:attr:`ReportRun.not_verified_reason`): it is left out of the comparison
-unless the lead accepted it when generating the report
-(:attr:`ReportRun.accepted_unverified`, recorded in every export).
+**Comparability.** The report's corpus fingerprint is the one given, else the baseline
+run's. A run that differs (fingerprint, protocol or cutoff:
+:func:`evalcore.analysis.comparability.comparability`, the Compare page's rule too) is
+*not comparable*: its numbers are shown, but it enters no comparison. A run whose
+fingerprint, or the report's, is not recorded is *not verified* and left out unless the
+lead accepted it (:attr:`ReportRun.accepted_unverified`, recorded in every export).
 
-**Bottom line.** :attr:`Report.bottom_lines` comes first in every export: per compared
-pair, one sentence and one compact table (:mod:`evalcore.analysis.bottom_line`), every
-difference candidate − baseline with the baseline named (the pair's ``run_a`` is the
-candidate, its ``run_b`` the report's baseline, or the earlier run in pairwise mode).
-
-**Decided comparisons.** :attr:`Report.decisions` holds, for each compared pair
-of runs, what the evidence decides per measure (verdict, mean-difference
-interval, unknown units or the causes that make it undecidable), the head of
-the to-decide queue and the paired tests with the queries left out and the
-selection caution (:class:`~evalcore.analysis.pair_comparison.PairComparison`);
-every export shows the verdict before the significance. Each pair also carries,
-apart, its numbers with unjudged units counted as non-relevant (trec_eval
-compatibility), which exports show in their own labeled section only.
-
-**Measures.** :attr:`Report.measures` names the measures the report shows (the
-study's chosen ones unless others were asked for); each run's
-:attr:`ReportRun.measure_values` holds them with Judged@k beside each, and the
-decided comparisons use the same measures. The fixed section-7 table
-(:attr:`ReportRun.evaluation`) stays for the comparison and significance marks.
-
-**Internal data.** Annotator names, annotator notes and database row ids live
-only in :attr:`Report.internal`. Exports leave it out unless asked
-(``include_internal=True``); :meth:`Report.for_export` gives that view.
-``created_by`` (who generated the report) is provenance and is always kept.
+Every export shows first the bottom line of each compared pair
+(:mod:`evalcore.analysis.bottom_line`), then the decided comparisons (verdicts before
+significance), and the trec_eval-compatible numbers only in their own labeled section.
+Internal data (annotator names and notes, database row ids) lives only in
+:attr:`Report.internal`, left out of exports unless asked (:meth:`Report.for_export`);
+``created_by`` is provenance and always kept.
 """
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from evalcore.analysis.bottom_line import BottomLine, bottom_line
 from evalcore.analysis.compare import RunComparison
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.pair_comparison import PairComparison
 from evalcore.analysis.query_set import QuerySetRecord
 from evalcore.contract.evaluation_protocol import EvalProtocol
@@ -56,10 +33,8 @@ from evalcore.contract.results import EvaluationReport
 REPORT_FORMAT = 1
 
 
-class ReportRun(BaseModel):
+class ReportRun(FrozenModel):
     """One run of the report: its evaluation and whether it is compared."""
-
-    model_config = ConfigDict(frozen=True)
 
     name: str
     corpus_fingerprint: str | None
@@ -96,10 +71,8 @@ class ReportRun(BaseModel):
         return "comparable", None
 
 
-class AnnotatorNote(BaseModel):
+class AnnotatorNote(FrozenModel):
     """A note an annotator left with a label (internal: exported only on request)."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     unit_id: str
@@ -109,10 +82,8 @@ class AnnotatorNote(BaseModel):
     event_id: int
 
 
-class ReportInternal(BaseModel):
+class ReportInternal(FrozenModel):
     """Internal identifiers and annotator data, stripped from exports by default."""
-
-    model_config = ConfigDict(frozen=True)
 
     run_ids: dict[str, int] = Field(default_factory=dict)
     reference_created_by: str | None = None
@@ -121,10 +92,8 @@ class ReportInternal(BaseModel):
     notes: list[AnnotatorNote] = Field(default_factory=list)
 
 
-class Report(BaseModel):
+class Report(FrozenModel):
     """Everything a lead needs to defend a set of numbers; immutable once generated."""
-
-    model_config = ConfigDict(frozen=True)
 
     report_format: int = REPORT_FORMAT
     #: The bottom line of each compared pair, first (:mod:`evalcore.analysis.bottom_line`):
@@ -179,3 +148,9 @@ class Report(BaseModel):
         if include_internal or self.internal is None:
             return self
         return self.model_copy(update={"internal": None})
+
+
+def render_json(report: Report, *, include_internal: bool = False, indent: int | None = 2) -> str:
+    """The exported report as JSON text (UTF-8 characters kept as they are; internal data
+    only if asked for)."""
+    return report.for_export(include_internal).model_dump_json(indent=indent)

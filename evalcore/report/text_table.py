@@ -1,20 +1,13 @@
-"""An :class:`~evalcore.contract.results.EvaluationReport` as a plain-text table.
-
-Layout: a header with the protocol (and the compatibility policy, spelled out,
-when it is on), one row per query, an aggregate block, then diagnostics.
-An unavailable value never shows a number in a value's place::
-
-    q7   3  unavailable: unlabeled_returned [X] (0.3333..0.6667)
-    P@10     unavailable (3 of 50 missing: unlabeled_returned)
-
-Bounds are printed as ``(lower..upper)`` and are marked as bounds, not values.
-Text comes from the data (query and unit IDs): control characters are
-escaped so a crafted ID cannot rewrite the terminal.
+"""An :class:`~evalcore.contract.results.EvaluationReport` as a plain-text table: the
+protocol (with every assumption that is on spelled out), one row per query, the aggregates,
+the diagnostics. An unavailable value never shows a number in a value's place; its bounds
+are printed as ``(lower..upper)``. Control characters in data-borne text are escaped so a
+crafted id cannot rewrite the terminal.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 from evalcore.contract.results import (
     METRIC_LABELS,
@@ -112,7 +105,7 @@ def aggregate_cell(value: AggregateValue) -> str:
 
 
 def _query_rows(report: EvaluationReport, metrics: Sequence[str], k_label: str) -> list[str]:
-    header = ["query", "k", *(_label(METRIC_LABELS, m, k_label) for m in metrics), "notes"]
+    header = ["query", "k", *(_label(m, k_label) for m in metrics), "notes"]
     rows = [header]
     for q in report.queries:
         notes = []
@@ -131,19 +124,17 @@ def aggregate_lines(report: EvaluationReport, metrics: Sequence[str], k_label: s
     n = len(report.queries)
     lines = [f"aggregate over {n} quer{'y' if n == 1 else 'ies'}"]
     rows = [
-        ["  " + _label(METRIC_LABELS, m, k_label), aggregate_cell(report.aggregates[m])]
+        ["  " + _label(m, k_label), aggregate_cell(report.aggregates[m])]
         for m in metrics
         if m in report.aggregates
     ]
     return lines + _align(rows)
 
 
-def _label(labels: Mapping[str, str], name: str, k_label: str) -> str:
+def _label(name: str, k_label: str) -> str:
     """A column's label: ``P@10`` for a section-7 key, the canonical name for a measure, in
     the aggregate block too (``RR@10``, as the JSON's keys and the verdicts name it)."""
-    if name in labels:
-        return labels[name].format(k=k_label)
-    return name
+    return METRIC_LABELS[name].format(k=k_label) if name in METRIC_LABELS else name
 
 
 def diagnostics_lines(report: EvaluationReport) -> list[str]:

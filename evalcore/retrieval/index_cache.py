@@ -1,59 +1,41 @@
 """Where an impact index is kept between executions and searches: a file in the cache folder.
 
-The folder is ``$RELEVANCE_LEDGER_CACHE_DIR`` when set, else
-``$XDG_CACHE_HOME/relevance-ledger/lexical-index`` (``~/.cache`` when
-``XDG_CACHE_HOME`` is unset): no file beside the store is assumed (a store on a
-database server has none). A pin's file is ``<pin>-<content>.index`` where
-``<pin>`` hashes the store's identity
-(:func:`evalcore.store.store_identity.store_identity`), the study and the
-protocol name and ``<content>`` everything the index is a function of: the
-corpus fingerprint of the pin (revalidated before any use), the tokenizer, the
-SQLite version of the tokenizer's private connection (whose tokenizer made the
-tokens) and the file format. A changed corpus means a new pin and a new
-fingerprint, so a stale file is never read. The search box's index of a scope
-(:mod:`evalcore.retrieval.search`) is kept the same way, its ``<content>``
-holding the corpus generation instead of a fingerprint (any write of the corpus
-moves it). Writing an index removes its owner's (pin's, scope's) older files.
+The folder is :func:`evalcore.io.cache_folder.cache_folder`'s ``lexical-index`` (no file
+beside the store is assumed: a store on a database server has none). A file is named
+``<owner>-<content>.index``: ``<owner>`` hashes the store's identity and the pin (study and
+protocol name) or the search scope; ``<content>`` everything the index is a function of:
+the pin's corpus fingerprint (revalidated before any use) or the scope's corpus generation
+(any write of the corpus moves it), the tokenizer, the SQLite version whose tokenizer made
+the tokens and the file format. So a stale file is never read, and writing an index
+removes its owner's older files.
 
-The folder is the owner's only (0700) and each file 0600: an index holds the
-pinned documents' terms. Files are written to a temporary name and renamed, so a
-reader sees a whole file or none, and never change once renamed (a new index is
-a new file), so an index may map its file (:meth:`ImpactIndex.load`); a file
-that cannot be read is ignored and rebuilt. The last :data:`KEPT_IN_MEMORY`
-indexes read stay in memory (``functools.lru_cache``), keyed by their file (its
-name holds the fingerprint) and the file's size and modification time, so a
-process that executes a pin again (the app) skips the file read.
+The folder is the owner's only (0700) and each file 0600: an index holds the documents'
+terms. Files are written to a temporary name and renamed, and never change once renamed,
+so an index may map its file (:meth:`ImpactIndex.load`); a file that cannot be read is
+ignored and rebuilt. The last :data:`KEPT_IN_MEMORY` indexes read stay in memory, keyed by
+their file's name, size and modification time.
 """
 
 import hashlib
 import sqlite3
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
 
 import sqlite_utils
 
 from evalcore.io.atomic import PRIVATE, atomic_binary_writer
-from evalcore.io.cache_folder import cache_folder as _cache_folder
+from evalcore.io.cache_folder import cache_folder
 from evalcore.retrieval.impact_index import ImpactIndex
+from evalcore.retrieval.lexical_protocol import TOKENIZER
 from evalcore.retrieval.pin import PinnedProtocol
+from evalcore.store.lexical_index import Fts5Tokenizer
 from evalcore.store.store_identity import store_identity
 
 #: Bumped whenever the saved arrays change meaning.
 FORMAT = "impact-index-3"
 #: How many indexes stay in memory between executions (process-wide).
 KEPT_IN_MEMORY = 2
-
-
-def cache_folder() -> Path:
-    """The folder of cached indexes (see the module docstring)."""
-    return _cache_folder("lexical-index")
-
-def _file_key(path: Path) -> tuple[Path, int, int] | None:
-    try:
-        stat = path.stat()
-    except OSError:
-        return None
-    return (path, stat.st_size, stat.st_mtime_ns)
 
 
 def _digest(*parts: str) -> str:
@@ -76,14 +58,17 @@ def search_cache_path(
 
 def _path(db: sqlite_utils.Database, owner: tuple[str, ...], content: tuple[str, ...]) -> Path:
     """``<store + owner>-<content>.index``: an owner's files share the part before the dash."""
-    return cache_folder() / (f"{_digest(store_identity(db), *owner)}-"
+    return cache_folder("lexical-index") / (f"{_digest(store_identity(db), *owner)}-"
                              f"{_digest(*content, sqlite3.sqlite_version, FORMAT)}.index")
 
 
 def load_cached(path: Path | None) -> ImpactIndex | None:
     """The index saved at ``path``, or None when there is none or it cannot be read."""
-    key = None if path is None or not path.is_file() else _file_key(path)
-    return None if key is None else _load(*key)
+    try:
+        stat = path.stat() if path is not None and path.is_file() else None
+    except OSError:
+        return None
+    return None if stat is None else _load(path, stat.st_size, stat.st_mtime_ns)
 
 
 @lru_cache(maxsize=KEPT_IN_MEMORY)
@@ -95,20 +80,32 @@ def _load(path: Path, size: int, mtime_ns: int) -> ImpactIndex | None:
         return None
 
 
-def save_cached(path: Path | None, index: ImpactIndex) -> None:
-    """Save ``index`` at ``path`` (whole or not at all) and drop the pin's older files.
+def cached_index(
+    path: Path, documents: Callable[[], Iterable[tuple[str, str, str]]], expected: int | None = None
+) -> tuple[ImpactIndex, bool]:
+    """The index saved at ``path`` and True; else one built from ``documents()`` (``(doc_id,
+    title, text)`` rows) with FTS5's tokens and False, saved unless it does not hold the
+    ``expected`` number of documents."""
+    index = load_cached(path)
+    if index is not None:
+        return index, True
+    with Fts5Tokenizer(TOKENIZER) as tokenizer:
+        index = ImpactIndex.build(documents(), tokenizer.tokenize)
+    if expected is None or index.document_count == expected:
+        _save(path, index)
+    return index, False
 
-    A cache that cannot be written (read-only directory, full disk) only costs
-    the next execution a rebuild, so the failure is not raised.
-    """
-    if path is None:
-        return
+
+def _save(path: Path, index: ImpactIndex) -> None:
+    """Save ``index`` at ``path`` (whole or not at all) and drop its owner's older files. A
+    cache that cannot be written (read-only folder, full disk) only costs a rebuild later,
+    so the failure is not raised."""
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         with atomic_binary_writer(path, mode=PRIVATE) as stream:
             index.save(stream)
-        pin = path.name.split("-", 1)[0]
-        for old in path.parent.glob(f"{pin}-*"):  # older contents and formats
+        owner = path.name.split("-", 1)[0]
+        for old in path.parent.glob(f"{owner}-*"):  # older contents and formats
             if old != path:
                 old.unlink(missing_ok=True)
     except OSError:

@@ -137,16 +137,7 @@ def parse_protocol(data: Any, *, source: str = "protocol") -> LexicalProtocol:
 
     Raises :class:`evalcore.io.errors.InputErrors` listing every problem.
     """
-    log = ErrorLog(source)
-    if not isinstance(data, dict):
-        log.add(None, None, "a protocol must be a JSON object like {\"method\": \"lexical\", ...}")
-        log.raise_if_any()
-    try:
-        return LexicalProtocol.model_validate(data)
-    except ValidationError as exc:
-        log.extend(validation_errors(exc, file=source, line=None, model=LexicalProtocol))
-    log.raise_if_any()
-    raise AssertionError("unreachable")  # pragma: no cover
+    return _validated(data, ErrorLog(source), None)
 
 
 def load_protocol(path: str | Path) -> LexicalProtocol:
@@ -169,15 +160,24 @@ def load_protocol(path: str | Path) -> LexicalProtocol:
     except json.JSONDecodeError as exc:
         log.add(exc.lineno, None, f"not valid JSON: {exc.msg} (column {exc.colno})")
         log.raise_if_any()
+    return _validated(data, log, text)
+
+
+def _validated(data: Any, log: ErrorLog, text: str | None) -> LexicalProtocol:
+    """``data`` as a protocol, or every problem raised from ``log``; with the file's ``text``,
+    each problem is placed on the line of its field's top-level key."""
     if not isinstance(data, dict):
-        log.add(1, None, "a protocol must be a JSON object like {\"method\": \"lexical\", ...}")
+        where = None if text is None else 1
+        log.add(where, None, "a protocol must be a JSON object like {\"method\": \"lexical\", ...}")
         log.raise_if_any()
     try:
         return LexicalProtocol.model_validate(data)
     except ValidationError as exc:
-        for error in validation_errors(exc, file=str(path), line=None, model=LexicalProtocol):
-            key = error.field.split(".")[0].split("[")[0] if error.field else None
-            log.append(error.model_copy(update={"line": _line_of_key(text, key)}))
+        for error in validation_errors(exc, file=log.file, line=None, model=LexicalProtocol):
+            if text is not None:
+                key = error.field.split(".")[0].split("[")[0] if error.field else None
+                error = error.model_copy(update={"line": _line_of_key(text, key)})
+            log.append(error)
     log.raise_if_any()
     raise AssertionError("unreachable")  # pragma: no cover
 

@@ -8,10 +8,9 @@ new name.
 """
 
 from collections import Counter
-from typing import Annotated
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict, Field, StrictStr, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
 from evalcore.contract.limits import MAX_NAME_CHARS
@@ -36,9 +35,6 @@ from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
 from evalcore.store.visibility import Visibility
-
-ProtocolName = Annotated[StrictStr, Field(min_length=1, max_length=MAX_NAME_CHARS)]
-_NAME = TypeAdapter(ProtocolName)
 
 
 class PinnedProtocol(BaseModel):
@@ -67,16 +63,6 @@ class PinnedProtocol(BaseModel):
         )
 
 
-def check_protocol_name(name: str) -> str:
-    """A protocol name is a non-empty string of at most 200 characters."""
-    try:
-        return _NAME.validate_python(name)
-    except ValidationError:
-        raise ValueError(
-            f"protocol name {name!r} is invalid: give a non-empty name of at most 200 characters"
-        ) from None
-
-
 def pin_protocol(
     db: sqlite_utils.Database,
     *,
@@ -92,7 +78,11 @@ def pin_protocol(
     :class:`RetrievalRefused` when the protocol carries a corpus fingerprint
     that no longer matches the corpus. Nothing is stored on any error.
     """
-    check_protocol_name(name)
+    if not isinstance(name, str) or not 1 <= len(name) <= MAX_NAME_CHARS:
+        raise ValueError(
+            f"protocol name {name!r} is invalid: give a non-empty name of at most "
+            f"{MAX_NAME_CHARS} characters"
+        )
     study = get_study(db, study_id)
     if protocol.corpus_id is not None and protocol.corpus_id != study.corpus_id:
         raise ValueError(

@@ -19,12 +19,8 @@ A text with no term has no expression: searching it returns no result.
 
 import unicodedata
 
+#: The Unicode categories of term characters: letters, numbers, marks, private use.
 _TERM_CATEGORIES = frozenset("LNM")
-
-
-def _is_term_char(ch: str) -> bool:
-    category = unicodedata.category(ch)
-    return category[0] in _TERM_CATEGORIES or category == "Co"
 
 
 def query_terms(text: str) -> list[str]:
@@ -33,7 +29,8 @@ def query_terms(text: str) -> list[str]:
     seen: set[str] = set()
     current: list[str] = []
     for ch in text + " ":
-        if _is_term_char(ch):
+        category = unicodedata.category(ch)
+        if category[0] in _TERM_CATEGORIES or category == "Co":
             current.append(ch)
             continue
         if current:

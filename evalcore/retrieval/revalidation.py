@@ -37,8 +37,7 @@ from evalcore.store.study_handle import Study
 #: How many document ids of each kind a refusal message names.
 NAMED_PER_KIND = 10
 
-CHANGE_KINDS = ("content_changed", "owner_changed", "removed", "no_longer_visible", "added")
-
+#: Each kind of change (in report order) and how a refusal message words it.
 _TEXT = {
     "content_changed": "content changed",
     "owner_changed": "moved to another organisation",
@@ -46,6 +45,7 @@ _TEXT = {
     "no_longer_visible": "now created after the cutoff",
     "added": "new visible documents not in the pin",
 }
+CHANGE_KINDS = tuple(_TEXT)
 
 
 class ChangeKind(BaseModel):

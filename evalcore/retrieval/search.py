@@ -10,11 +10,9 @@ returns ``[]``; its terms are ORed, a term of several tokens being a phrase.
 The statistics are those of the searched documents: the corpus's documents in the
 search's scope (organisations, cutoff) that the viewer may read, so a score
 depends on nothing the viewer may not see. The scope's index is built on its first
-search, saved in the cache folder (:mod:`evalcore.retrieval.index_cache`, so
-another process maps it) and kept in memory (the last :data:`KEPT_IN_MEMORY`,
-process-wide), keyed by the store's identity, the corpus, its generation
-(:mod:`evalcore.store.corpus_generations`: any write of its documents moves it, so
-a kept index always holds the current texts), the scope and the reader's filter.
+search, saved in the cache folder (:mod:`evalcore.retrieval.index_cache`) and kept in
+memory (the last :data:`KEPT_IN_MEMORY`), keyed by the store, the corpus's generation
+(any write of its documents moves it), the scope and the reader's filter.
 
 Order: score descending (``score = -bm25``, so larger is better), equal scores by
 ``doc_id`` descending (the product's one tie rule, trec_eval's).
@@ -30,12 +28,11 @@ import sqlite_utils
 from pydantic import BaseModel, ConfigDict
 
 from evalcore.retrieval.impact_index import ImpactIndex
-from evalcore.retrieval.index_cache import load_cached, save_cached, search_cache_path
+from evalcore.retrieval.index_cache import cached_index, search_cache_path
 from evalcore.retrieval.lexical_protocol import MAX_TOP_K, TOKENIZER
 from evalcore.retrieval.query_syntax import query_terms
 from evalcore.store.corpus_generations import current_generation
-from evalcore.store.corpus_search import searchable_texts, searched_documents
-from evalcore.store.lexical_index import Fts5Tokenizer, term_tokens
+from evalcore.store.lexical_index import searchable_texts, searched_documents, term_tokens
 from evalcore.store.scoping import ReadableFilter, readable_filter
 from evalcore.store.store_identity import store_identity
 from evalcore.store.transaction import in_transaction, read_snapshot
@@ -145,13 +142,8 @@ def _scope_index(
         if index is not None:
             _kept.move_to_end(key)
             return index
-    path = search_cache_path(db, scope, generation, TOKENIZER)
-    index = load_cached(path)
-    if index is None:
-        with Fts5Tokenizer(TOKENIZER) as tokenizer:
-            index = ImpactIndex.build(searchable_texts(db, visibility, readable),
-                                      tokenizer.tokenize)
-        save_cached(path, index)
+    index, _ = cached_index(search_cache_path(db, scope, generation, TOKENIZER),
+                            lambda: searchable_texts(db, visibility, readable))
     with _kept_lock:
         _kept[key] = index
         while len(_kept) > KEPT_IN_MEMORY:

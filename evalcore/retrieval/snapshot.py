@@ -11,11 +11,11 @@ free query text becomes terms by :mod:`evalcore.retrieval.query_syntax`.
 
 
 from evalcore.retrieval.impact_index import ImpactIndex
-from evalcore.retrieval.index_cache import cache_path, load_cached, save_cached
+from evalcore.retrieval.index_cache import cache_path, cached_index
 from evalcore.retrieval.lexical_protocol import TOKENIZER
 from evalcore.retrieval.pin import PinnedProtocol
 from evalcore.retrieval.query_syntax import query_terms
-from evalcore.store.lexical_index import Fts5Tokenizer, pinned_document_texts, term_tokens
+from evalcore.store.lexical_index import pinned_document_texts, term_tokens
 from evalcore.store.study_handle import Study
 
 
@@ -39,23 +39,14 @@ class SnapshotIndex:
         self._index: ImpactIndex | None = None
 
     def __enter__(self) -> "SnapshotIndex":
-        path = cache_path(self.db, self.pinned)
-        index = load_cached(path)
-        self.loaded_from_cache = index is not None
-        if index is None:
-            with Fts5Tokenizer(TOKENIZER) as tokenizer:
-                index = ImpactIndex.build(
-                    pinned_document_texts(
-                        self.study,
-                        protocol_name=self.pinned.name,
-                        corpus_id=self.pinned.protocol.corpus_id or "",
-                    ),
-                    tokenizer.tokenize,
-                )
-            if index.document_count == self.pinned.document_count:
-                save_cached(path, index)
-        self._index = index
-        self.document_count = index.document_count
+        pinned = self.pinned
+        self._index, self.loaded_from_cache = cached_index(
+            cache_path(self.db, pinned),
+            lambda: pinned_document_texts(self.study, protocol_name=pinned.name,
+                                          corpus_id=pinned.protocol.corpus_id or ""),
+            pinned.document_count,
+        )
+        self.document_count = self._index.document_count
         return self
 
     def search(self, text: str, limit: int) -> list[tuple[str, float]]:

@@ -36,7 +36,6 @@ pinned with ``"tie_rule": "doc_id_ascending"`` keeps that order).
 
 import sqlite3
 import time
-from typing import Any
 
 import sqlite_utils
 
@@ -131,8 +130,21 @@ def execute_protocol(
         raise refusal
 
     unexecuted = [q for q in queries if q not in rankings]
-    protocol = run_protocol(pinned, queries_total=len(queries), unexecuted=unexecuted,
-                            time_budget_s=time_budget_s)
+    protocol = {  # the pin plus how it was executed
+        **pinned.protocol.to_json_dict(),
+        "pinned_protocol": pinned.name,
+        "pinned_document_count": pinned.document_count,
+        "execution": {
+            "engine": "sqlite fts5",
+            "sqlite_version": sqlite3.sqlite_version,
+            "ranking": "bm25 (k1=1.2, b=0.75) over an index of exactly the pinned documents",
+            "score": "-bm25, larger is better",
+            "queries_total": len(queries),
+            "queries_executed": len(rankings),
+            "unexecuted_query_ids": unexecuted,
+            "time_budget_s": time_budget_s,
+        },
+    }
     with write_transaction(db):
         _require_sight(db, pinned, actor)  # again under the write lock: memberships may change
         add_run(
@@ -175,31 +187,6 @@ def _require_sight(db: sqlite_utils.Database, pinned: PinnedProtocol, actor: str
                           corpus_id=pinned.protocol.corpus_id,
                           organisations=pinned.protocol.organisations,
                           permission=Permission.CREATE_RUN, protocol=pinned.name)
-
-
-def run_protocol(
-    pinned: PinnedProtocol,
-    *,
-    queries_total: int,
-    unexecuted: list[str],
-    time_budget_s: float | None,
-) -> dict[str, Any]:
-    """The protocol stored with a lexical run: the pin plus how it was executed."""
-    return {
-        **pinned.protocol.to_json_dict(),
-        "pinned_protocol": pinned.name,
-        "pinned_document_count": pinned.document_count,
-        "execution": {
-            "engine": "sqlite fts5",
-            "sqlite_version": sqlite3.sqlite_version,
-            "ranking": "bm25 (k1=1.2, b=0.75) over an index of exactly the pinned documents",
-            "score": "-bm25, larger is better",
-            "queries_total": queries_total,
-            "queries_executed": queries_total - len(unexecuted),
-            "unexecuted_query_ids": unexecuted,
-            "time_budget_s": time_budget_s,
-        },
-    }
 
 
 def _inconsistent_snapshot(pinned: PinnedProtocol, indexed: int) -> RetrievalRefused:

@@ -1,32 +1,20 @@
 """Backing up and checking a store: consistent copies while annotators label.
 
-Every backup is a SQLite store file, whatever the engine of the store it copies: one
-format, checked by :func:`verify_store`, kept with the same rules.
+Every backup is a SQLite store file, whatever the engine it copies, checked by
+:func:`verify_store` and kept with the same rules:
 
-* :func:`backup_store` of a store file copies it with SQLite's online backup API
-  (``sqlite3.Connection.backup``) in one step, i.e. inside one read transaction:
-  the copy is the store as of one instant, including what is still in the
-  write-ahead log (a plain ``cp`` of a live store can miss it), byte for byte at
-  its own schema version, and writers are not blocked (WAL).
-* :func:`backup_store` of a PostgreSQL store (a ``postgresql://`` URL) copies every
-  table into a new SQLite store file with :func:`evalcore.store.store_copy.copy_store`:
-  one ``REPEATABLE READ`` snapshot of the database (writers are not blocked), every
-  table checked by row count and checksum. The database must be at this evalcore's
-  schema version (nothing is migrated by a backup); restoring is
-  ``evalcore migrate-store --from BACKUP --to URL`` into an empty database.
-* Either way the copy is written to a temporary file beside ``out``, checked by
-  :func:`verify_store` and renamed into place; an existing ``out`` is never
-  overwritten. The copy gets the store file's permission bits or 0600, whichever is
-  stricter (0600 for a database: a backup is never readable by more people than the
-  store), and a backup killed before its rename leaves a hidden temporary file that
-  the next one removes (:mod:`evalcore.io.atomic`).
-* :func:`verify_store` opens a store read-only (nothing is migrated or written;
-  :func:`evalcore.store.engine_connect.open_read_only`) and, in one snapshot, reports the
-  engine's integrity check (:func:`evalcore.store.dialect.integrity_check`), the rows
-  that reference a missing row, the schema version and whether this evalcore can open
-  it, the triggers guarding the append-only history that are missing (or disabled),
-  the rows per table, and whether every frozen reference version still matches its
-  content hash.
+* a store file is copied with SQLite's online backup API in one step (one read
+  transaction: the store as of one instant, WAL included, writers not blocked);
+* a PostgreSQL store (a ``postgresql://`` URL) at this evalcore's schema version is copied
+  table by table into a new store file (:func:`evalcore.store.store_copy.copy_store`: one
+  snapshot, each table checked); restoring it is ``evalcore migrate-store``;
+* the copy is written beside ``out``, checked and renamed into place (never over an
+  existing file), with the store file's permission bits or 0600, whichever is stricter.
+
+:func:`verify_store` opens a store read-only and reports, in one snapshot, the engine's
+integrity check, rows referencing a missing row, the schema version, missing or disabled
+triggers guarding the append-only history, the rows per table and whether every frozen
+reference version still matches its content hash.
 
 Restoring a backup of a store file is copying it over the store's path while nothing
 has it open (see the README).
@@ -35,6 +23,7 @@ has it open (see the README).
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import sqlite_utils
@@ -43,8 +32,7 @@ from pydantic import BaseModel, Field
 from evalcore.io.atomic import PRIVATE, atomic_path, private_mode
 from evalcore.io.progress import counted, reporter
 from evalcore.store import dialect
-from evalcore.store.engine_connect import open_read_only
-from evalcore.store.location import describe_store, is_postgres_url
+from evalcore.store.location import describe_store, is_postgres_url, open_read_only
 from evalcore.store.references import altered_references
 from evalcore.store.schema import SCHEMA_VERSION, current_triggers, schema_version
 from evalcore.store.transaction import read_snapshot
@@ -154,6 +142,8 @@ def backup_store(source: str | Path, out: str | Path) -> BackupSummary:
             _copy_database(str(source), tmp)
         else:
             _copy_file(Path(source), tmp)
+        with closing(sqlite3.connect(tmp)) as conn:
+            conn.execute("PRAGMA journal_mode = DELETE")  # a single self-contained file
         check = verify_store(tmp)
         if not check.ok:
             raise ValueError(f"the copy of {shown} failed its check: {'; '.join(check.problems)}")
@@ -163,16 +153,8 @@ def backup_store(source: str | Path, out: str | Path) -> BackupSummary:
 
 def _copy_file(source: Path, tmp: Path) -> None:
     """The store file ``source`` into ``tmp`` with SQLite's online backup API (one snapshot)."""
-    src = open_read_only(source).conn
-    try:
-        dst = sqlite3.connect(tmp)
-        try:
-            src.backup(dst)  # all pages in one step: one consistent snapshot
-            dst.execute("PRAGMA journal_mode = DELETE")  # a single self-contained file
-        finally:
-            dst.close()
-    finally:
-        src.close()
+    with closing(open_read_only(source).conn) as src, closing(sqlite3.connect(tmp)) as dst:
+        src.backup(dst)  # all pages in one step: one consistent snapshot
 
 
 def _copy_database(url: str, tmp: Path) -> None:
@@ -181,19 +163,11 @@ def _copy_database(url: str, tmp: Path) -> None:
     nothing)."""
     from evalcore.store.store_copy import copy_store
 
-    db = open_read_only(url)
-    try:
-        version = schema_version(db)
-    finally:
-        db.conn.close()
+    with closing(open_read_only(url).conn) as conn:
+        version = schema_version(conn)
     if version != SCHEMA_VERSION:
         raise ValueError(
             f"{describe_store(url)} is at schema version {version}, this evalcore writes "
             f"backups at {SCHEMA_VERSION} and migrates nothing while backing up: back it up "
             "with the evalcore that uses it (or pg_dump), then upgrade")
     copy_store(url, tmp)
-    conn = sqlite3.connect(tmp)
-    try:
-        conn.execute("PRAGMA journal_mode = DELETE")  # a single self-contained file
-    finally:
-        conn.close()

@@ -4,7 +4,7 @@ The store is a SQLite file or a PostgreSQL database (``postgresql://...`` URL,
 :mod:`evalcore.store.postgres`); both are migrated and cleaned up the same way.
 
 The connection itself (WAL, busy timeout, read-only opening) is
-:mod:`evalcore.store.engine_connect`. Writes run in
+:mod:`evalcore.store.location`. Writes run in
 :func:`evalcore.store.transaction.write_transaction` (``BEGIN IMMEDIATE``, so two
 writers queue instead of failing half-way).
 """
@@ -15,7 +15,7 @@ import sqlite_utils
 
 from evalcore.store.automatic_labels import discard_automatic_import
 from evalcore.store.document_replacements import settle_abandoned_imports
-from evalcore.store.engine_connect import connect_read_write
+from evalcore.store.location import connect_read_write
 from evalcore.store.schema import migrate as run_migrations
 from evalcore.store.staged_studies import discard_staged_study
 from evalcore.store.staging import discard_abandoned, discard_staged_run

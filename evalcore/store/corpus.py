@@ -14,6 +14,7 @@ from evalcore.store.corpora import corpus_owner, register_corpus
 from evalcore.store.dialect import in_chunks
 from evalcore.store.document_imports import published
 from evalcore.store.hashing import content_hash
+from evalcore.store.lookup import models
 from evalcore.store.transaction import write_transaction
 
 
@@ -124,13 +125,9 @@ def get_documents(
     """The stored documents among ``doc_ids`` (missing ids are simply absent)."""
     found: dict[str, Document] = {}
     for marks, chunk in in_chunks(doc_ids):
-        for row in db.execute(
-            f"SELECT {_COLUMNS} FROM documents WHERE corpus_id = ? AND doc_id IN ({marks}) "
-            f"AND {published()}",
-            [corpus_id, *chunk],
-        ):
-            doc = Document(**dict(zip(_COLUMNS.split(", "), row, strict=True)))
-            found[doc.doc_id] = doc
+        rows = db.execute(f"SELECT {_COLUMNS} FROM documents WHERE corpus_id = ? AND doc_id "
+                          f"IN ({marks}) AND {published()}", [corpus_id, *chunk])
+        found.update((doc.doc_id, doc) for doc in models(Document, rows))
     return found
 
 

@@ -211,8 +211,9 @@ def _rewrite(tree: "sqlglot.exp.Expression") -> "sqlglot.exp.Expression":  # noq
         elif schema is not None and schema.name.lower() == "temp":
             node.set("db", exp.to_identifier("pg_temp"))
         elif schema is not None and schema.name.lower() not in _PG_SCHEMAS:
-            # an attached scratch database: the session's temp tables
-            node.set("this", exp.to_identifier(scratch_table(schema.name, node.name)))
+            # an attached scratch database: the session's temp tables, each under its own
+            # name (a temp table named like a store table would hide it)
+            node.set("this", exp.to_identifier(f"{schema.name}__{node.name}"))
             node.set("db", exp.to_identifier("pg_temp"))
         if isinstance(node.this, exp.Anonymous) and node.this.name.lower() == "json_each":
             (argument,) = node.this.expressions
@@ -291,9 +292,12 @@ def _indexed_order(tree: "sqlglot.exp.Expression",  # noqa: F821
         if select is None or not any(node.find_ancestor(exp.Select) is select
                                      for node in select.find_all(exp.GroupConcat)):
             continue
+        if index.lower() not in _INDEX_COLUMNS:
+            raise ValueError(f"INDEXED BY {index}: no migration of the store creates that index")
         name = table.alias_or_name
         inner = exp.select("*").from_(exp.Table(this=table.this.copy())).order_by(
-            *[exp.Ordered(this=exp.column(c), nulls_first=False) for c in index_columns(index)])
+            *[exp.Ordered(this=exp.column(c), nulls_first=False)
+              for c in _INDEX_COLUMNS[index.lower()]])
         table.replace(exp.Subquery(this=inner,
                                    alias=exp.TableAlias(this=exp.to_identifier(name))))
 
@@ -319,15 +323,6 @@ def register_indexes(statements: Iterable[str]) -> None:
         _KEPT.reset()
 
 
-def index_columns(index: str) -> tuple[str, ...]:
-    """The columns of one of the store's indexes, in order (:func:`register_indexes`)."""
-    try:
-        return _INDEX_COLUMNS[index.lower()]
-    except KeyError:
-        raise ValueError(f"INDEXED BY {index}: no migration of the store creates that "
-                         "index") from None
-
-
 def _integer_truth(node: "sqlglot.exp.Expression") -> None:  # noqa: F821
     """SQLite takes an integer as a truth value (``WHERE ... AND 1``, what a filter with
     nothing to filter writes, or ``AND ?`` bound to a bool); PostgreSQL wants a boolean:
@@ -344,15 +339,6 @@ def _integer_truth(node: "sqlglot.exp.Expression") -> None:  # noqa: F821
         elif isinstance(operand, exp.Placeholder):  # a parameter bound to 0 / 1 (a bool)
             nonzero = exp.NEQ(this=_cast(operand.copy(), "BIGINT"), expression=exp.Literal.number(0))
             operand.replace(exp.Paren(this=nonzero))
-
-
-def _truth_classes() -> tuple[type, ...]:
-    """sqlglot's expressions whose value is a truth value."""
-    from sqlglot import exp
-
-    names = ("EQ NEQ NullSafeEQ NullSafeNEQ GT GTE LT LTE Is Like ILike Glob In Between Exists "
-             "RegexpLike And Or Xor Not Boolean")
-    return tuple(getattr(exp, name) for name in names.split())
 
 
 def _wants_truth(node: "sqlglot.exp.Expression") -> bool:  # noqa: F821
@@ -387,7 +373,9 @@ def _truth_values(tree: "sqlglot.exp.Expression") -> None:  # noqa: F821
     0 / 1 (NULL stays NULL), as on SQLite. Conditions keep their booleans."""
     from sqlglot import exp
 
-    for node in list(tree.find_all(*_truth_classes())):
+    truth = ("EQ NEQ NullSafeEQ NullSafeNEQ GT GTE LT LTE Is Like ILike Glob In Between Exists "
+             "RegexpLike And Or Xor Not Boolean")  # sqlglot's expressions valued as truth
+    for node in list(tree.find_all(*(getattr(exp, name) for name in truth.split()))):
         if _wants_truth(node):
             continue
         target = node
@@ -447,7 +435,12 @@ def schema_to_postgres(statement: str) -> list[str]:
     if (match := _TRIGGER.match(statement.strip())) is not None:
         return _trigger(match)
     if (match := _DROP_TRIGGER.match(statement.strip())) is not None:
-        return [_drop_trigger(match.group(1))]
+        # SQLite names no table; PostgreSQL needs it, so it is looked up
+        name = match.group(1)
+        return ["DO $$ DECLARE t regclass; BEGIN "
+                f"SELECT tgrelid::regclass INTO t FROM pg_trigger WHERE tgname = '{name}'; "
+                f"IF t IS NOT NULL THEN EXECUTE format('DROP TRIGGER {name} ON %s', t); END IF; "
+                f"DROP FUNCTION IF EXISTS {name}_fn(); END $$"]
     if _CREATE_TABLE.match(statement.strip()) or re.match(
             r"ALTER\s+TABLE\s+\w+\s+ADD", statement.strip(), re.IGNORECASE):
         return [_table(statement)]
@@ -466,21 +459,18 @@ def _table(statement: str) -> str:
     integer_key = False
     for column in tree.find_all(exp.ColumnDef):
         kind = column.args.get("kind")
-        if kind is None:
-            continue
-        if kind.this in (exp.DataType.Type.INT, exp.DataType.Type.BIGINT):
+        constraints = column.args.get("constraints") or []
+        if kind is not None and kind.this in (exp.DataType.Type.INT, exp.DataType.Type.BIGINT):
             column.set("kind", exp.DataType.build("BIGINT"))
-            constraints = column.args.get("constraints") or []
-            if any(isinstance(c.kind, exp.PrimaryKeyColumnConstraint) for c in constraints):
-                integer_key = True
-                constraints.insert(0, exp.ColumnConstraint(
-                    kind=exp.GeneratedAsIdentityColumnConstraint(this=False)))
-                column.set("constraints", constraints)
-        elif kind.this == exp.DataType.Type.TEXT:
-            constraints = column.args.get("constraints") or []
-            constraints.insert(0, exp.ColumnConstraint(
-                kind=exp.CollateColumnConstraint(this=exp.to_identifier("C", quoted=True))))
-            column.set("constraints", constraints)
+            if not any(isinstance(c.kind, exp.PrimaryKeyColumnConstraint) for c in constraints):
+                continue
+            integer_key = True
+            added: exp.Expression = exp.GeneratedAsIdentityColumnConstraint(this=False)
+        elif kind is not None and kind.this == exp.DataType.Type.TEXT:
+            added = exp.CollateColumnConstraint(this=exp.to_identifier("C", quoted=True))
+        else:
+            continue
+        column.set("constraints", [exp.ColumnConstraint(kind=added), *constraints])
     if isinstance(tree, exp.Create) and not without_rowid and not integer_key and isinstance(
             tree.this, exp.Schema):
         tree.this.expressions.append(exp.ColumnDef(
@@ -495,7 +485,8 @@ def _trigger(match: re.Match[str]) -> list[str]:
     """A SQLite trigger as a PL/pgSQL function and a row trigger calling it."""
     name, table, event = match["name"], match["table"], match["event"].upper()
     body: list[str] = []
-    for statement in _body_statements(match["body"]):
+    # no ``;`` appears inside a string in the schema
+    for statement in [s.strip() for s in match["body"].split(";") if s.strip()]:
         raised = _RAISE.fullmatch(statement.strip().rstrip(";").strip())
         if raised is not None:
             body.append(f"RAISE EXCEPTION '{raised.group(1)}' USING ERRCODE = '23000';")
@@ -516,26 +507,6 @@ def _trigger(match: re.Match[str]) -> list[str]:
         f"CREATE TRIGGER {name} {match['when'].upper()} {event}{of} ON {table} "
         f"FOR EACH ROW EXECUTE FUNCTION {name}_fn()",
     ]
-
-
-def _body_statements(body: str) -> list[str]:
-    """The statements of a trigger body (no ``;`` appears inside a string in the schema)."""
-    return [s.strip() for s in body.split(";") if s.strip()]
-
-
-def _drop_trigger(name: str) -> str:
-    """``DROP TRIGGER name`` (SQLite names no table; PostgreSQL needs it, so it is looked up)."""
-    return (
-        "DO $$ DECLARE t regclass; BEGIN "
-        f"SELECT tgrelid::regclass INTO t FROM pg_trigger WHERE tgname = '{name}'; "
-        f"IF t IS NOT NULL THEN EXECUTE format('DROP TRIGGER {name} ON %s', t); END IF; "
-        f"DROP FUNCTION IF EXISTS {name}_fn(); END $$")
-
-
-def scratch_table(schema: str, table: str) -> str:
-    """The PostgreSQL temp table standing for ``schema.table`` of an attached SQLite scratch
-    database (its own name: a temp table named like a store table would hide it)."""
-    return f"{schema}__{table}"
 
 
 def attach_scratch(conn: object, schema: str, path: str) -> None:

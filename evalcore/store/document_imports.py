@@ -1,24 +1,21 @@
 """Staged document imports: a large corpus written in short transactions, visible all at once.
 
-An import registers itself in ``pending_imports`` (its ``import_id``, the corpus, the
-importing ``"host:pid"``) and writes its documents in paced chunks with ``import_id`` set;
-rows of a pending import are invisible to every read (:func:`published`, the one rule every
-read of ``documents`` uses, :class:`evalcore.store.visibility.Visibility` included).
-Publishing deletes the pending row: one small statement whatever the corpus size (clearing
-a flag on 1.7M rows would itself be a long write). Ids are random and never reused.
+An import registers itself in ``pending_imports`` and writes its documents in paced chunks
+with ``import_id`` set; rows of a pending import are invisible to every read
+(:func:`published`, the one rule every read of ``documents`` uses). Publishing deletes the
+pending row: one small statement whatever the corpus size. Ids are random, never reused.
 
 A document the import *replaces* gets a second row: the new text under the import's id,
 the old row marked ``superseded_by`` it (visible while the import is pending), so a reader
-sees all the old texts or all the new ones, never a mix. The key is ``(corpus_id, doc_id,
+sees all the old texts or all the new ones, never a mix; the key is ``(corpus_id, doc_id,
 superseded_by)``, ``''`` for a current row. After publishing, the superseded rows are
-deleted in paced chunks under the import's ``:replacements`` marker
+deleted under the import's ``:replacements`` marker
 (:mod:`evalcore.store.document_replacements`). Two imports may not replace the same
 document at once.
 
 A failed import discards its rows; those of a process that died are removed (or, once
-published, finished) by the next :func:`evalcore.store.connection.open_store`. A plain
-document write (:func:`evalcore.store.corpus.upsert_document_rows`) of a staged id makes the
-row that writer's: visible, and no discard removes it.
+published, finished) by the next ``open_store``. A plain document write of a staged id
+(:func:`evalcore.store.corpus.upsert_document_rows`) makes the row that writer's.
 """
 
 from __future__ import annotations
@@ -28,7 +25,7 @@ import uuid
 import sqlite_utils
 
 from evalcore.io.clock import utc_now_iso
-from evalcore.store.staging import DISCARD_CHUNK, delete_in_chunks, staging_owner
+from evalcore.store.staging import DISCARD_CHUNK, delete_in_chunks, repeat_in_chunks, staging_owner
 from evalcore.store.transaction import write_transaction
 
 
@@ -89,14 +86,9 @@ def discard_import(db: sqlite_utils.Database, import_id: str) -> None:
     """Delete a pending import's documents, make the rows it superseded current again, a
     chunk per short transaction, then drop its pending rows."""
     delete_in_chunks(db, "documents", "rowid", "import_id", import_id)
-    while True:  # its new rows are gone: the old ones take their key back
-        with write_transaction(db):
-            restored = db.execute(
-                "UPDATE documents SET superseded_by = '' WHERE rowid IN (SELECT rowid FROM "
-                f"documents WHERE superseded_by = ? LIMIT {DISCARD_CHUNK})", [import_id],
-            ).rowcount
-        if restored < DISCARD_CHUNK:
-            break
+    # its new rows are gone: the old ones take their key back
+    repeat_in_chunks(db, "UPDATE documents SET superseded_by = '' WHERE rowid IN (SELECT rowid "
+                         f"FROM documents WHERE superseded_by = ? LIMIT {DISCARD_CHUNK})", [import_id])
     with write_transaction(db):
         db.conn.executemany("DELETE FROM pending_imports WHERE import_id = ?",
                             [(import_id,), (replacements_id(import_id),)])

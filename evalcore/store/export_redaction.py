@@ -86,14 +86,6 @@ class ExportRedaction:
             f"({self.readable.on('pd.owner_org')}) AND (d.doc_id IS NULL OR "
             f"({self.readable.where})) ORDER BY pd.protocol, pd.doc_id")
 
-    @property
-    def score_sql(self) -> str:
-        return score_column(self.readable)
-
-    @property
-    def _unreadable_unit(self) -> str:
-        return unreadable_unit(self.readable)
-
     def _count_withheld(self, db: sqlite_utils.Database) -> None:
         if self.everything:
             return
@@ -106,7 +98,7 @@ class ExportRedaction:
         if db.execute(
                 "SELECT 1 FROM results x JOIN runs r ON r.run_id = x.run_id WHERE "
                 f"r.study_id = :study AND r.staged_by IS NULL AND x.score IS NOT NULL AND "
-                f"{self._unreadable_unit} LIMIT 1", self.params).fetchone():
+                f"{unreadable_unit(self.readable)} LIMIT 1", self.params).fetchone():
             self.withheld.add("results.jsonl")
 
     def row(self, member: str, row: tuple) -> tuple:

@@ -1,35 +1,33 @@
 """Exports from the evidence store, each readable back by the matching import.
 
-* :func:`export_qrels`: a reference (a frozen version, or the working reference)
-  as TREC qrels ``query_id 0 unit_id gain``, sorted by query id then unit id
-  (code-point order), units in conflict left out. Importing it into an empty
-  study and freezing gives the same labels and the same content hash when
-  completeness is carried too (``evalcore import qrels --complete`` for the
-  complete queries).
-* :func:`export_labels`: every label event, in event order, as CSV or JSONL with
-  ``query_id, unit_id, gain, annotator, kind, created_at, note, source``
-  (JSONL adds ``event_id``). Importing it replays the same events (same kinds,
-  annotators, times and notes), hence the same working reference.
-* :func:`export_run`: a stored run as a TREC run file ``query_id Q0 unit_id rank
-  score tag``, queries sorted, ranks as stored. TREC tools re-order by score
-  descending, ties by doc id descending, so the stored order survives only if it
-  is that order. ``scores="auto"`` (default) writes the stored scores when the
-  order survives for every query and otherwise writes rank-derived scores
-  (``n - rank + 1``, strictly decreasing) with a warning; ``"original"``
-  refuses to write an order that would not survive; ``"rank"`` always writes
-  rank-derived scores. Scores are written with ``repr`` so they read back
-  exactly. Lexical runs are ranked in that order (the product's one tie rule),
-  so they export with their original scores. The score of a document the reader
-  may not read is withheld (a lexical score tells which terms it contains), so such
-  a run is written with rank-derived scores (``auto``) or refused (``original``).
+* :func:`export_qrels`: a reference (a frozen version, or the working reference) as TREC
+  qrels ``query_id 0 unit_id gain``, sorted by query id then unit id (code-point order),
+  units in conflict left out. Imported into an empty study with its completeness and
+  frozen, it gives the same labels and content hash.
+* :func:`export_labels`: every label event, in event order, as CSV or JSONL
+  (:data:`LABEL_COLUMNS`; JSONL adds ``event_id``): importing it replays the same events.
+* :func:`export_run`: a stored run as a TREC run file ``query_id Q0 unit_id rank score
+  tag``, queries sorted, ranks as stored. TREC tools re-order by score descending, ties by
+  doc id descending, so the stored order survives only if it is that order.
+  ``scores="auto"`` writes the stored scores when the order survives for every query,
+  else rank-derived scores (``n - rank + 1``) with a warning; ``"original"`` refuses an
+  order that would not survive; ``"rank"`` always writes rank-derived scores. Scores are
+  written with ``repr`` (they read back exactly). The score of a document the reader may
+  not read is withheld (a lexical score tells which terms it contains): such a run is
+  written with rank-derived scores (``auto``) or refused (``original``).
+* :func:`export_tool_labels`: a reference as another tool's ratings (Quepid CSV, RRE,
+  ``_rank_eval``): one per (query, unit) with a resolved gain, query text from the study
+  (its id when it has none); importing it reproduces them.
 
-Files are written atomically (a temporary file renamed into place) with the
-store file's permission bits or 0600, whichever is stricter
-(:func:`evalcore.io.atomic.private_mode`): an export is never readable by more
-people than the store it copies. CSV text
-cells a spreadsheet would run as a formula (``=HYPERLINK(...)``) start with a
-quote; the labels CSV import removes it again
-(:mod:`evalcore.io.spreadsheet_cells`).
+The ``*_refusal`` checks say up front why an export would be refused (the app builds
+downloads only when clicked): each first asks whether there is a *suspect* (a superset
+of what the export refuses: the facts :mod:`evalcore.store.trec_ids` records, or a frozen
+version's ids read one row per query); only then is the export itself run, so the
+message and each rule stay the export's own.
+
+Files are written atomically, no more readable than the store file (its permission bits
+or 0600, whichever is stricter). CSV text cells a spreadsheet would run as a formula start
+with a quote, which the labels CSV import removes (:mod:`evalcore.io.spreadsheet_cells`).
 """
 
 from __future__ import annotations
@@ -47,14 +45,17 @@ from pydantic import BaseModel, Field
 from evalcore.io.atomic import atomic_writer, private_mode
 from evalcore.io.progress import counted, reporter
 from evalcore.io.spreadsheet_cells import csv_writer
+from evalcore.io.tool_labels import ToolFormat, write_tool_labels
 from evalcore.store.export_redaction import score_column
+from evalcore.store.lookup import exists
+from evalcore.store.query_reads import query_texts
 from evalcore.store.references import reference_labels
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.runs import get_run
 from evalcore.store.scoping import readable_filter
 from evalcore.store.store_identity import store_file
 from evalcore.store.study_handle import Study
-from evalcore.store.trec_ids import TREC_SPACE
+from evalcore.store.trec_ids import PER_QUERY, TREC_SPACE, ids_suspect
 
 LABEL_COLUMNS = ("query_id", "unit_id", "gain", "annotator", "kind", "created_at", "note", "source")
 ScoreMode = Literal["auto", "original", "rank"]
@@ -100,11 +101,16 @@ def _check_token(kind: str, value: str) -> None:
         )
 
 
+def _reference(study: Study, reference: str | None) -> dict[str, dict[str, int]]:
+    """The frozen version ``reference``'s labels, or the working reference's (None)."""
+    return resolved_gains(study) if reference is None else reference_labels(study, reference)
+
+
 def export_qrels(
     study: Study, out: str | Path | TextIO, reference: str | None = None
 ) -> ExportSummary:
     """Write the reference as TREC qrels (see the module docstring)."""
-    labels = resolved_gains(study) if reference is None else reference_labels(study, reference)
+    labels = _reference(study, reference)
     rows = sorted((q, u, g) for q, units in labels.items() for u, g in units.items())
     for q, u, _ in rows:
         _check_token("query id", q)
@@ -221,3 +227,113 @@ def export_run(study: Study, run_name: str, out: str | Path | TextIO,
         return count
 
     return ExportSummary(kind="run", rows=write_export(study.db, out, produce), warnings=warnings)
+
+
+def export_tool_labels(
+    study: Study,
+    out: str | Path | TextIO,
+    fmt: ToolFormat,
+    *,
+    reference: str | None = None,
+    index: str | None = None,
+) -> ExportSummary:
+    """Write the reference's ratings in ``fmt`` (``index`` default: the study's corpus id)."""
+    settings = study.settings
+    labels = _reference(study, reference)
+    ratings = {q: dict(units) for q, units in labels.items() if units}
+    texts = query_texts(study, ratings)
+    if fmt == "quepid":
+        by_text: dict[str, str] = {}
+        for q in ratings:
+            shown = texts.get(q) or q
+            other = by_text.setdefault(shown, q)
+            if other != q:
+                raise ExportRefusedError(
+                    f"queries {other} and {q} have the same text {shown!r}; Quepid names "
+                    "queries by text, so they would merge: export as rre or rank-eval instead")
+
+    def produce(stream: TextIO) -> int:
+        return write_tool_labels(
+            stream,
+            fmt,
+            ratings,
+            texts,
+            index=index or settings.corpus_id,
+            title=settings.name or settings.study_id,
+        )
+
+    return ExportSummary(kind=f"labels-{fmt}", rows=write_export(study.db, out, produce))
+
+
+# -- would an export be refused? (see the module docstring) ----------------------------
+
+
+def qrels_suspect(study: Study, reference: str | None) -> bool:
+    """Whether the study's label events (or the frozen ``reference``'s labels) hold an id a
+    TREC qrels export may refuse (a superset: every event, undone or not, counts). The
+    working labels' answer is the fact recorded as they were written."""
+    if reference is None:
+        return exists(study.db, "SELECT 1 FROM label_id_suspects WHERE study_id = ?",
+                      [study.study_id])
+    return ids_suspect(
+        study.db.execute(
+            PER_QUERY.format(source="reference_labels WHERE study_id = ? AND version = ?"),
+            [study.study_id, reference],
+        )
+    )
+
+
+def _refusal(export) -> str | None:
+    try:
+        export(io.StringIO())
+    except ExportRefusedError as error:
+        return str(error)
+    return None
+
+
+def qrels_refusal(
+    study: Study, reference: str | None, *, suspect: bool | None = None
+) -> str | None:
+    """Why :func:`export_qrels` would refuse these qrels, or None (it would not).
+
+    ``suspect``: whether the labels hold a suspect, if the caller knows it already (e.g. a
+    frozen version's, kept per content hash); read here if None.
+    """
+    if suspect is None:
+        suspect = qrels_suspect(study, reference)
+    if not suspect:
+        return None
+    return _refusal(lambda out: export_qrels(study, out, reference=reference))
+
+
+def tool_labels_refusal(study: Study, fmt: str, reference: str | None) -> str | None:
+    """Why :func:`export_tool_labels` would refuse, or None (only Quepid refuses: two rated
+    queries shown with the same text)."""
+    if fmt != "quepid":
+        return None
+    suspect = study.db.execute(
+        "SELECT 1 FROM queries WHERE study_id = ? GROUP BY coalesce(nullif(text, ''), query_id) "
+        "HAVING count(*) > 1 LIMIT 1",
+        [study.study_id],
+    ).fetchone()
+    if suspect is None:
+        return None
+    return _refusal(lambda out: export_tool_labels(study, out, fmt, reference=reference))
+
+
+def run_suspect(study: Study, run_id: int) -> bool:
+    """Whether the stored run ``run_id`` holds an id a TREC run export refuses: the fact
+    recorded as its results were written (a stored run never changes)."""
+    row = study.db.execute("SELECT trec_suspect FROM runs WHERE run_id = ?", [run_id]).fetchone()
+    return row is not None and bool(row[0])
+
+
+def run_refusal(study: Study, run_name: str, *, suspect: bool | None = None) -> str | None:
+    """Why :func:`export_run` would refuse this run, or None (it would not).
+
+    ``suspect``: :func:`run_suspect` of the run, if the caller knows it already.
+    """
+    run = get_run(study, run_name)
+    if not (run_suspect(study, run.run_id) if suspect is None else suspect):
+        return None
+    return _refusal(lambda out: export_run(study, run_name, out))

@@ -1,5 +1,6 @@
-"""The SQL of the impact index (:mod:`evalcore.retrieval.impact_index`): the documents'
-texts it indexes and FTS5's own tokenization of strings.
+"""The SQL of lexical retrieval: the documents' texts the impact index
+(:mod:`evalcore.retrieval.impact_index`) and the search box (:mod:`evalcore.retrieval.search`)
+rank, and FTS5's own tokenization of strings.
 
 The store only hands out texts (:func:`pinned_document_texts`: the pinned
 documents of an execution, in ``doc_id`` order, so a document's position in the
@@ -8,15 +9,26 @@ tokens come from :class:`Fts5Tokenizer`, which runs FTS5's tokenizer on a
 private in-memory SQLite connection, so they do not depend on the engine that
 holds the store; :func:`term_tokens` gives query terms' tokens from one such
 tokenizer per process, remembering them.
+
+The search box ranks with the same BM25 the corpus's visible documents
+(:class:`~evalcore.store.visibility.Visibility`) the reader may read
+(:class:`~evalcore.store.scoping.ReadableFilter`, None: no reader's filter):
+:func:`searchable_texts` hands them out and :func:`searched_documents` reads the rows of
+those it returns; no engine's own full-text ranking is involved.
 """
 
+import json
 import sqlite3
 import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 
+import sqlite_utils
+
 from evalcore.store.document_imports import published
+from evalcore.store.scoping import ReadableFilter
 from evalcore.store.study_handle import Study
+from evalcore.store.visibility import Visibility
 
 #: The pinned documents that still hold their pinned content, in ``doc_id`` order.
 _PINNED_FROM = (
@@ -126,3 +138,36 @@ def term_tokens(terms: Sequence[str], tokenizer: str) -> list[list[str]]:
         if known is None:
             known = _term_tokenizers[tokenizer] = _TermTokens(tokenizer)
         return known.of(terms)
+
+
+def _scope(visibility: Visibility, readable: ReadableFilter | None) -> tuple[str, dict]:
+    where = f"{visibility.where} AND {'1' if readable is None else readable.where}"
+    return where, {**visibility.params, **({} if readable is None else readable.params)}
+
+
+def searchable_texts(
+    db: sqlite_utils.Database, visibility: Visibility, readable: ReadableFilter | None
+) -> Iterator[tuple[str, str, str]]:
+    """``(doc_id, title, text)`` of every document the search may rank, in ``doc_id``
+    order (code point order, the order of the tie rule)."""
+    where, params = _scope(visibility, readable)
+    yield from db.conn.execute(
+        "SELECT d.doc_id, coalesce(d.title, ''), coalesce(d.text, '') FROM documents d "
+        f"WHERE {where} ORDER BY d.doc_id", params)
+
+
+def searched_documents(
+    db: sqlite_utils.Database,
+    doc_ids: Sequence[str],
+    visibility: Visibility,
+    readable: ReadableFilter | None,
+) -> dict[str, tuple[str, str, str | None, str]]:
+    """``doc_id -> (title, text, owner_org, created_at)`` of those of ``doc_ids`` the search
+    may still show (a document made invisible since the ranking is left out)."""
+    where, params = _scope(visibility, readable)
+    rows = db.conn.execute(
+        "SELECT d.doc_id, d.title, d.text, d.owner_org, d.created_at FROM documents d "
+        f"WHERE d.doc_id IN (SELECT value FROM json_each(:search_ids)) AND {where}",
+        {**params, "search_ids": json.dumps(list(doc_ids))},
+    ).fetchall()
+    return {r[0]: (r[1], r[2], r[3], r[4]) for r in rows}

@@ -67,20 +67,17 @@ class PgCursor:
     def rowcount(self) -> int:
         return self._settled().rowcount
 
+    def _has_rows(self) -> bool:
+        return not self._hide_rows and self._settled().description is not None
+
     def fetchone(self) -> tuple | None:
-        if self._hide_rows or self._settled().description is None:
-            return None
-        return self._cursor.fetchone()
+        return self._cursor.fetchone() if self._has_rows() else None
 
     def fetchall(self) -> list[tuple]:
-        if self._hide_rows or self._settled().description is None:
-            return []
-        return self._cursor.fetchall()
+        return self._cursor.fetchall() if self._has_rows() else []
 
     def fetchmany(self, size: int = 1) -> list[tuple]:
-        if self._hide_rows or self._settled().description is None:
-            return []
-        return self._cursor.fetchmany(size)
+        return self._cursor.fetchmany(size) if self._has_rows() else []
 
     def __iter__(self) -> Iterator[tuple]:
         return iter(self.fetchall())

@@ -315,10 +315,8 @@ SELECT study_id, name, created_at FROM reference_versions;
             "reference_seals WHERE study_id = new.study_id AND name = new.version)")
     for table in ("reference_labels", "reference_completeness"))
 
-# v7: each run's ranking per query, packed (JSON arrays, best first; scores null
-# where absent): a derived copy of `results`, written by add_run in the same
-# transaction, so observations of a 1M-result run are read as 10k rows. The runs
-# stored before have theirs written by the v21 backfill.
+# v7: each run's ranking per query, packed (JSON arrays, best first; scores null where
+# absent): a derived copy of `results` written with it, read instead of a row per result.
 _V7 = """
 CREATE TABLE run_rankings (
     run_id INTEGER NOT NULL REFERENCES runs(run_id),
@@ -466,13 +464,10 @@ BEGIN SELECT RAISE(ABORT, 'a corpus generation is never deleted'); END;
 """
 )
 
-# v14: a document replaced by a staged import has two rows until the import is settled: the
-# old one (``superseded_by`` = the import's id, visible while it is pending) and the new one
-# (``import_id``), so the key becomes (corpus_id, doc_id, superseded_by), '' for a current
-# row; deleting the pending row switches every replaced text at once. Deleting superseded
-# rows and ':replacements' markers does not move the generation. v13's staged replacements
-# are finished if their import had published, else dropped. The table is rebuilt with its
-# rowids (SQLite cannot change a primary key), so documents_fts stays.
+# v14: a document replaced by a staged import has two rows until the import is settled
+# (evalcore.store.document_imports): the key becomes (corpus_id, doc_id, superseded_by). v13's
+# staged replacements are finished if their import had published, else dropped. The table is
+# rebuilt with its rowids (SQLite cannot change a primary key), so documents_fts stays.
 _REPLACED = "import_id LIKE '%:replacements'"
 _REPLACING = "substr(h.import_id, 1, length(h.import_id) - 13)"
 _V14 = (
@@ -523,11 +518,8 @@ DROP TRIGGER pending_imports_generation_ad;
                            "'%:replacements'")
 )
 
-# v15: a per-study unit dictionary (evalcore.store.unit_codes): every unit id a stored run
-# returned or a label event names has a dense code, never changed or reused. Packed rankings
-# hold their codes as a little-endian int32 BLOB; a trigger sets each label event's code
-# right after its insert (the one update the append-only rule lets through). The backfill
-# of existing rows is in :data:`BACKFILLS`.
+# v15: a per-study unit dictionary (evalcore.store.unit_codes); a trigger sets each label
+# event's code right after its insert (the one update the append-only rule lets through).
 _V15 = """
 CREATE TABLE study_units (
     study_id TEXT NOT NULL REFERENCES studies(study_id),
@@ -565,9 +557,7 @@ END;
 """
 
 # v16: whether a stored run or a study's label events hold an id a TREC file cannot hold
-# (evalcore.store.trec_ids), kept as facts so the export checks read no result or label:
-# ``runs.trec_suspect`` (set by the run's writer; the :data:`BACKFILLS` for older runs) and a
-# ``label_id_suspects`` row per study, added by a trigger on each insert. Never taken back.
+# (evalcore.store.trec_ids), kept as facts so the export checks read no result or label.
 #: The code points Python's ``\s`` matches (``trec_ids.TREC_SPACE``), written out: a
 #: migration never changes (the tests check them against ``TREC_SPACE``).
 _TREC_SPACE_CODES = (9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 133, 160, 5760, 8192, 8193, 8194,
@@ -601,11 +591,9 @@ BEGIN
 END;
 """
 
-# v17: organisation roles (evalcore.access.organisations): owner > admin > member. Admins
-# admit people to the organisation and write its documents; owners grant the admin and
-# owner roles; study leads manage studies only. Existing memberships become members; each
-# organisation's owner is its creator when they are a member, else its first member (by
-# grant time, then user id). Organisations without a member stay unclaimed.
+# v17: organisation roles (evalcore.access.organisations): owner > admin > member. Each
+# organisation's owner is its creator when a member, else its first member (by grant time,
+# then user id); organisations without a member stay unclaimed.
 _V17 = """
 ALTER TABLE user_organisations ADD COLUMN role TEXT NOT NULL DEFAULT 'member'
     CHECK (role IN ('member', 'admin', 'owner'));
@@ -619,11 +607,8 @@ AND user_id = (SELECT y.user_id FROM user_organisations y WHERE y.org_id = user_
 CREATE INDEX user_organisations_by_org ON user_organisations (org_id, role);
 """
 
-# v18: a lead may take a query out of a study (evalcore.store.removed_queries): a row here
-# while it is out, with who took it out, when and why; restoring deletes the row. Its
-# labels, rankings and completeness events stay as they were (the audit log keeps the
-# history of removals and restores), so comparisons, dashboards, pools and reports leave
-# it out while exports and archives keep its evidence.
+# v18: a query a lead took out of a study (evalcore.store.removed_queries): a row while it is
+# out; its evidence stays as it was.
 _V18 = """
 CREATE TABLE removed_queries (
     study_id TEXT NOT NULL REFERENCES studies(study_id),

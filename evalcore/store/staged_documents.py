@@ -13,19 +13,17 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
-import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import TracebackType
 
 import sqlite_utils
 
-from evalcore.io.errors import InputError, InputErrors
+from evalcore.io.errors import InputErrors
 from evalcore.store import dialect
 from evalcore.store.document_imports import begin_replacements, current, published
 from evalcore.store.hashing import content_hash
-from evalcore.store.staging import Pacer, bulk_writes
-from evalcore.store.transaction import write_transaction
+from evalcore.store.staging import Pacer, bulk_writes, paced_writes
 
 #: Documents per scratch transaction and per batch read back when writing.
 BATCH = 2_000
@@ -128,54 +126,51 @@ class StagedDocuments:
         conn = self._db.conn
         pacer = Pacer(FIRST_CHUNK)
         written = replaced = 0
-        after = 0
-        with bulk_writes(self._db):
-            while True:
-                # Read the chunk before taking the write lock: the lock covers only the store.
-                chunk = conn.execute(
+
+        def chunks() -> Iterator[list[tuple]]:  # read before the write lock is taken
+            after = 0
+            while chunk := conn.execute(
                     f"SELECT rowid, doc_id, title, text, content_hash FROM {_SCHEMA}.documents "
-                    "WHERE rowid > ? ORDER BY rowid LIMIT ?", [after, pacer.rows]).fetchall()
-                if not chunk:
-                    return written, replaced
-                ids = json.dumps([r[1] for r in chunk])
-                started = time.perf_counter()
-                with write_transaction(self._db):
-                    stored = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
-                        "SELECT doc_id, content_hash, owner_org, import_id IS NOT NULL AND "
-                        "import_id IN (SELECT import_id FROM main.pending_imports) "
-                        f"FROM main.documents WHERE corpus_id = ? AND {current()} "
-                        "AND doc_id IN (SELECT value FROM json_each(?))", [corpus_id, ids])}
-                    fresh = [(corpus_id, d, title, text, owner_org, created_at, digest, import_id)
-                             for _, d, title, text, digest in chunk if d not in stored]
-                    changed = [(corpus_id, d, title, text, stored[d][1], created_at, digest,
-                                import_id) for _, d, title, text, digest in chunk
-                               if d in stored and stored[d][0] != digest]
-                    _refuse_pending_elsewhere(corpus_id, [r[1] for r in changed if stored[r[1]][2]])
-                    if changed and not replaced:
-                        begin_replacements(self._db, import_id, corpus_id)
-                    conn.executemany(
-                        "UPDATE main.documents SET superseded_by = ? WHERE corpus_id = ? "
-                        f"AND doc_id = ? AND {current()}",
-                        [(import_id, corpus_id, r[1]) for r in changed])
-                    conn.executemany(
-                        "INSERT INTO main.documents (corpus_id, doc_id, title, text, owner_org, "
-                        "created_at, content_hash, import_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        fresh + changed)
-                held = time.perf_counter() - started
-                written += len(fresh)
-                replaced += len(changed)
-                self.replaced_owners.update(r[4] for r in changed)
-                if on_chunk is not None:
-                    on_chunk(len(chunk), held)
+                    "WHERE rowid > ? ORDER BY rowid LIMIT ?", [after, pacer.rows]).fetchall():
+                yield chunk
                 after = chunk[-1][0]
-                pacer.after_chunk(self._db, len(chunk), held)
+
+        def write(chunk: list[tuple]) -> None:
+            nonlocal written, replaced
+            stored = {r[0]: (r[1], r[2], r[3]) for r in conn.execute(
+                "SELECT doc_id, content_hash, owner_org, import_id IS NOT NULL AND "
+                "import_id IN (SELECT import_id FROM main.pending_imports) "
+                f"FROM main.documents WHERE corpus_id = ? AND {current()} "
+                "AND doc_id IN (SELECT value FROM json_each(?))",
+                [corpus_id, json.dumps([r[1] for r in chunk])])}
+            fresh = [(corpus_id, d, title, text, owner_org, created_at, digest, import_id)
+                     for _, d, title, text, digest in chunk if d not in stored]
+            changed = [(corpus_id, d, title, text, stored[d][1], created_at, digest, import_id)
+                       for _, d, title, text, digest in chunk
+                       if d in stored and stored[d][0] != digest]
+            _refuse_pending_elsewhere(corpus_id, [r[1] for r in changed if stored[r[1]][2]])
+            if changed and not replaced:
+                begin_replacements(self._db, import_id, corpus_id)
+            conn.executemany("UPDATE main.documents SET superseded_by = ? WHERE corpus_id = ? "
+                             f"AND doc_id = ? AND {current()}",
+                             [(import_id, corpus_id, r[1]) for r in changed])
+            conn.executemany(
+                "INSERT INTO main.documents (corpus_id, doc_id, title, text, owner_org, "
+                "created_at, content_hash, import_id) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                fresh + changed)
+            written += len(fresh)
+            replaced += len(changed)
+            self.replaced_owners.update(r[4] for r in changed)
+
+        with bulk_writes(self._db):
+            paced_writes(self._db, pacer, chunks(), write, on_chunk)
+        return written, replaced
 
 
 def _refuse_pending_elsewhere(corpus_id: str, doc_ids: list[str]) -> None:
     """Two imports may not replace the same document at once (each would hide the other's)."""
     if doc_ids:
-        raise InputErrors([InputError(
-            file="corpus.jsonl", field="_id",
-            message=f"{len(doc_ids)} document(s) of corpus {corpus_id!r} are being written by "
-                    f"another import still in progress (first: {doc_ids[:5]})",
-            hint="import again once the other import has finished")])
+        raise InputErrors.one("corpus.jsonl", f"{len(doc_ids)} document(s) of corpus "
+                              f"{corpus_id!r} are being written by another import still in "
+                              f"progress (first: {doc_ids[:5]})",
+                              "import again once the other import has finished", field="_id")

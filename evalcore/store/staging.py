@@ -1,41 +1,26 @@
 """Staged runs: a large import written in short transactions, visible all at once.
 
-A run import inserts its ``runs`` row with ``staged_by`` = ``"host:pid"`` of the
-importing process, writes its results in chunks (each its own short write
-transaction, so annotators' writes queue for at most one chunk), and becomes
-visible with one small final commit that clears ``staged_by``. Every read of
-runs ignores staged rows. A failed import discards its staged rows; a process
-that died mid-import leaves them behind, and the next :func:`open_store`
-(:func:`discard_abandoned`) removes those of dead processes on this host.
+A run import inserts its ``runs`` row with ``staged_by`` = ``"host:pid"``, writes its
+results in chunks (each its own short write transaction, so annotators' writes queue for
+at most one chunk) and becomes visible with one small commit clearing ``staged_by``; every
+read of runs ignores staged rows. A failed import discards its rows; those of a process
+that died are discarded by the next :func:`open_store` (:func:`discard_abandoned`).
 
-While the chunks are written the import's connection is in :func:`bulk_writes`:
+:func:`bulk_writes` sets the connection for the chunks: ``synchronous = NORMAL`` (safe: an
+OS crash may lose the last chunks of a run nobody can see, and the dead importer's run is
+then discarded whole; the publishing commit is FULL and its fsync covers every WAL frame
+before it), no automatic WAL checkpoint inside a chunk's commit (:func:`checkpoint` runs a
+PASSIVE one between chunks, holding no lock) and a larger page cache.
 
-* ``synchronous = NORMAL`` for the chunks (every other write, and the publishing
-  commit, stay ``FULL``). This is safe: the chunks belong to a run nobody can
-  see. An OS crash may lose the last chunks' commits, never half a transaction
-  (WAL), and the process that wrote them is then gone, so the next
-  ``open_store`` discards the whole staged run: the import is re-done, never
-  half-visible. Once the publishing commit returns it is durable, and so is
-  every chunk: the WAL is one file written in order, and that commit's fsync
-  (FULL) covers every frame before it. What it saves: an fsync inside each
-  chunk's write lock (tens to hundreds of ms on a busy disk).
-* no automatic WAL checkpoint (``wal_autocheckpoint = 0``) inside a chunk's
-  commit; :func:`checkpoint` runs a PASSIVE one between chunks instead, with no
-  write lock held, so the WAL stays small and annotators' commits do not find a
-  large WAL to copy back themselves.
-* a larger page cache, so a chunk's B-tree pages are found in memory.
-
-:class:`Pacer` sizes the chunks so each holds the write lock about
-:data:`TARGET_HOLD_S` (on a loaded machine the same rows take ten times longer),
-and pauses after each as long as it held the lock: SQLite's busy handler polls
-at growing intervals (up to 100 ms), and a writer that waited through a chunk
-polls again within that pause instead of finding the next chunk's lock.
+:class:`Pacer` sizes the chunks so each holds the write lock about :data:`TARGET_HOLD_S`,
+and pauses after each as long as it held the lock, so a writer polling SQLite's busy
+handler finds the lock free before the next chunk takes it.
 """
 
 import os
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -46,7 +31,6 @@ from evalcore.store.transaction import write_transaction
 
 #: Rows deleted per transaction when a staged run is discarded.
 DISCARD_CHUNK = 20_000
-
 
 #: The write-lock hold a chunk aims at (the target for any hold is 250 ms).
 TARGET_HOLD_S = 0.04
@@ -75,6 +59,38 @@ class Pacer:
             checkpoint(db)
             self._since_checkpoint = 0
         time.sleep(min(held_s, MAX_PAUSE_S))
+
+
+def paced_writes(db: sqlite_utils.Database, pacer: Pacer, chunks: Iterable[Any],
+                 write: Callable[[Any], object],
+                 on_chunk: Callable[[int, float], None] | None = None) -> int:
+    """``write`` each of ``chunks`` (read lazily, before the write lock is taken, so they may
+    size themselves by ``pacer.rows``) in its own short write transaction, paced by
+    ``pacer``; ``on_chunk(rows, held_s)`` is told of each chunk written. Return the rows."""
+    total = 0
+    for chunk in chunks:
+        with write_transaction(db):
+            started = time.perf_counter()  # BEGIN IMMEDIATE returned: the lock is held
+            write(chunk)
+        held = time.perf_counter() - started
+        if on_chunk is not None:
+            on_chunk(len(chunk), held)
+        pacer.after_chunk(db, len(chunk), held)
+        total += len(chunk)
+    return total
+
+
+def whole_query_chunks(rows: Iterator[tuple], pacer: Pacer) -> Iterator[list[tuple]]:
+    """A run's results (query id first) in chunks of about ``pacer.rows``, never splitting a
+    query (its ranking is packed whole)."""
+    chunk: list[tuple] = []
+    for row in rows:
+        if len(chunk) >= pacer.rows and row[0] != chunk[-1][0]:
+            yield chunk
+            chunk = []
+        chunk.append(row)
+    if chunk:
+        yield chunk
 
 
 #: The page cache of an importing connection (KiB; SQLite's default is 2,000).
@@ -133,15 +149,17 @@ def delete_in_chunks(db: sqlite_utils.Database, table: str, key: str, column: st
                      value: object) -> None:
     """Delete the rows of ``table`` whose ``column`` is ``value``, :data:`DISCARD_CHUNK` per
     short write transaction (``key``: ``rowid`` or the primary key's columns)."""
+    repeat_in_chunks(db, f"DELETE FROM {table} WHERE ({key}) IN (SELECT {key} FROM {table} "
+                         f"WHERE {column} = ? LIMIT {DISCARD_CHUNK})", [value])
+
+
+def repeat_in_chunks(db: sqlite_utils.Database, sql: str, parameters: list[object]) -> None:
+    """Run ``sql`` (a write of at most :data:`DISCARD_CHUNK` rows) in short write
+    transactions until it writes fewer."""
     while True:
         with write_transaction(db):
-            deleted = db.execute(
-                f"DELETE FROM {table} WHERE ({key}) IN (SELECT {key} FROM {table} "
-                f"WHERE {column} = ? LIMIT {DISCARD_CHUNK})",
-                [value],
-            ).rowcount
-        if deleted < DISCARD_CHUNK:
-            return
+            if db.execute(sql, parameters).rowcount < DISCARD_CHUNK:
+                return
 
 
 def discard_staged_run(db: sqlite_utils.Database, run_id: int) -> None:

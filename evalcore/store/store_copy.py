@@ -1,35 +1,21 @@
 """Moving a whole store to another engine or file: ``evalcore migrate-store --from --to``.
 
-:func:`copy_store` copies every table of a store (a SQLite file or a PostgreSQL
-database, :mod:`evalcore.store.location`) into an empty one, either way. The
-source is opened as every command opens it (migrated to this evalcore's schema;
-one written by a newer evalcore is refused), the target must hold no row (a new
-file, an empty database or a store just created with ``evalcore init``).
+:func:`copy_store` copies every table of a store (a SQLite file or a PostgreSQL database,
+:mod:`evalcore.store.location`) into an empty one, either way. The source is opened as
+every command opens it (migrated; one written by a newer evalcore is refused); the target
+must hold no row.
 
-* **What is copied**: every row of every table, in foreign-key order
-  (:func:`evalcore.store.dialect.tables_in_dependency_order`), with every value as
-  read (text, integers, floats, blobs, NULLs) and its identity: integer keys and the
-  rowids of the tables that have one (documents and studies are read in rowid order).
-  Not the store's own id (``store_identity``, :data:`NOT_COPIED`): the target keeps the
-  one it was created with, as it is another store to every cache keyed by it.
-* **One transaction on the target**: the whole copy, its checks and the re-enabling of
-  the triggers commit together or not at all; a failure, a refused check or Ctrl-C
-  leaves the target without a row. The source is read in one snapshot.
-* **Triggers**: those firing on an insert (unit codes, corpus generations, suspects,
-  seals) are off during the copy, since the rows they would derive are
-  copied too, and on again before the commit (a rollback restores them as well). The
-  append-only triggers refusing updates and deletes stay on throughout.
-* **Streamed**: rows travel in batches of :data:`BATCH_ROWS` (PostgreSQL: a server-side
-  cursor to read, one ``COPY`` per table to write): memory does not grow with a table.
-* **Identity counters**: on a PostgreSQL target every identity sequence is moved past
-  the largest key copied, so the next insert does not collide.
-* **Verified**: per table, the rows read from the source (count and an order-independent
-  checksum, :func:`row_checksum`) must equal the rows read back from the target inside
-  the copy's transaction; a difference names the table and nothing is committed.
+* Every row of every table is copied in foreign-key order with its values as read and its
+  identity (integer keys, rowids), but the store's own id (:data:`NOT_COPIED`): the target
+  is another store to every cache keyed by it.
+* The copy, its checks and the re-enabling of the insert triggers (off during the copy:
+  the rows they derive are copied too) are one transaction on the target: a failure or
+  Ctrl-C leaves it without a row. The source is read in one snapshot, streamed in batches.
+* Per table, the rows read from the source (count and an order-independent checksum,
+  :func:`row_checksum`) must equal those read back from the target before the commit.
 
-Who may run it: whoever can open both stores (the file's permissions, the database's
-login), as ``evalcore backup`` and ``verify``: it moves whole stores, not a study,
-so no study role applies.
+Who may run it: whoever can open both stores (as ``evalcore backup``): it moves whole
+stores, not a study, so no study role applies.
 """
 
 from __future__ import annotations

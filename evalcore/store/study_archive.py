@@ -22,7 +22,8 @@ import json
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
-from itertools import islice
+from functools import partial
+from itertools import groupby, islice
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +68,7 @@ from evalcore.store.document_imports import (
     publish_import,
     published,
 )
-from evalcore.store.export_redaction import ExportRedaction
+from evalcore.store.export_redaction import ExportRedaction, score_column
 from evalcore.store.exports import export_file_mode
 from evalcore.store.hashing import content_hash
 from evalcore.store.membership import (
@@ -83,13 +84,19 @@ from evalcore.store.reports import body_hash
 from evalcore.store.runs import write_run_results
 from evalcore.store.schema import SCHEMA_VERSION
 from evalcore.store.staged_studies import discard_staged_study, forget_created, record_created
-from evalcore.store.staging import Pacer, discard_staged_run, staging_owner
+from evalcore.store.staging import (
+    Pacer,
+    discard_staged_run,
+    paced_writes,
+    staging_owner,
+    whole_query_chunks,
+)
 from evalcore.store.studies import StudyIn, study_exists
 from evalcore.store.study_measures import parse_measure_list
 from evalcore.store.study_setup import create_study
 from evalcore.store.transaction import read_snapshot, write_transaction
 
-#: Rows written per short transaction in step 2 (documents; results of whole queries).
+#: Rows of the first chunk of each paced write of an import (documents, results, history).
 CHUNK_ROWS = 2_000
 
 _LIVE_RUNS = "SELECT run_id FROM runs WHERE study_id = :study AND staged_by IS NULL"
@@ -239,7 +246,7 @@ def _write_members(db: sqlite_utils.Database, study_id: str, folder: Path,
                             f"AND {readable.where} ORDER BY d.doc_id",
                             {**params, **readable.params}),
         "protocol_documents.jsonl": (redaction.protocol_documents_sql, redaction.params),
-        "results.jsonl": (_SELECTS["results.jsonl"].replace("{score}", redaction.score_sql),
+        "results.jsonl": (_SELECTS["results.jsonl"].replace("{score}", score_column(readable)),
                           redaction.params),
     }
     for member in MEMBERS:
@@ -278,7 +285,7 @@ def read_archive(path: str | Path, workdir: Path, *, signing_key: bytes | None =
 def _refuse(archive: OpenedArchive, message: str, hint: str | None = None,
             member: str | None = None) -> InputErrors:
     where = archive.name if member is None else f"{archive.name}:{member}"
-    return InputErrors([InputError(file=where, message=message, hint=hint)])
+    return InputErrors.one(where, message, hint)
 
 
 def _check_consistency(archive: OpenedArchive) -> None:
@@ -354,26 +361,6 @@ def _unique_names(archive: OpenedArchive, member: str, key: str,
     return seen
 
 
-class _Undo:
-    """What steps 1-2 wrote, so a failure removes it (the staged study takes with it the
-    rows its import created outside it: :func:`evalcore.store.staged_studies.record_created`)."""
-
-    def __init__(self) -> None:
-        self.study_id: str | None = None
-        self.import_id: str | None = None
-        self.runs: list[int] = []
-        #: Organisations this import created (their members keep the archive's roles).
-        self.new_orgs: list[str] = []
-
-    def run(self, db: sqlite_utils.Database) -> None:
-        for run_id in self.runs:
-            discard_staged_run(db, run_id)
-        if self.import_id is not None:
-            discard_import(db, self.import_id)
-        if self.study_id is not None:
-            discard_staged_study(db, self.study_id)
-
-
 def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: str | None,
                  study_id: str | None = None) -> ArchiveSummary:
     """Restore the checked ``archive`` (:func:`read_archive`) as study ``study_id`` (default:
@@ -395,15 +382,15 @@ def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: st
     if study_exists(db, target):
         raise _refuse(archive, f"study {target!r} already exists in this store; nothing was "
                                "written", "import it under another id with --as NEW_ID")
-    undo = _Undo()
+    job = _Import(db, archive, study, settings, importer)
     reporter().stage(f"importing study {target}", sum(archive.count(m) for m in MEMBERS), "rows")
     try:
-        _create(db, archive, study, settings, importer, undo)
-        _write_documents(db, archive, study, importer, undo)
-        _stage_runs(db, archive, study, importer, undo)
-        _append_history(db, archive, study, importer, undo)
+        job.create()
+        job.write_documents()
+        job.stage_runs()
+        job.append_history()
     except BaseException as exc:
-        undo.run(db)
+        job.undo()
         if isinstance(exc, dialect.integrity_errors()):
             raise _refuse(archive, f"the archive's rows break a rule of the store ({exc}); "
                                    "nothing was written", "export the study again") from None
@@ -419,220 +406,15 @@ def _archive_row(archive: OpenedArchive, member: str, key: str, value: str) -> d
     return next((r for r in archive.rows(member) if r[key] == value), None)
 
 
-def _create(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
-            settings: dict[str, Any], importer: str, undo: _Undo) -> None:
-    """Step 1: the study, with the importer as its only member (a lead), after every check."""
-    owners = {r["owner_org"] for r in archive.rows("documents.jsonl")}
-    new_orgs: list[str] = []
-    org_rows: list[tuple[str, str]] = []
-    with write_transaction(db):
-        new_corpus = not corpus_registered(db, study.corpus_id)
-        if settings["corpus_owner"] not in (None, study.org_id) and new_corpus:
-            authorize_organisation_entry(
-                db, org_id=settings["corpus_owner"], study_id=study.study_id, actor=importer,
-                what=f"register corpus {study.corpus_id!r} for organisation "
-                     f"{settings['corpus_owner']!r}")
-        # An organisation new to this store is created by the importer, its first member and
-        # owner (as `create_organisation` does); an existing one is joined only by its rules.
-        names = {study.org_id: settings["org_name"]}
-        for org in dict.fromkeys(o for o in (study.org_id, settings["corpus_owner"],
-                                             *sorted(owners - {None})) if o is not None):
-            if db.execute("INSERT INTO organisations (org_id, name, created_by) "
-                          "VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [org, names.get(org) or org, importer]).rowcount:
-                new_orgs.append(org)
-        create_study(db, study, actor=importer, created_at=settings["created_at"])
-        undo.study_id = study.study_id
-        if settings.get("measures"):  # parsed before anything was written
-            chosen = parse_measure_list(settings["measures"])
-            db.execute("UPDATE studies SET measures = ? WHERE study_id = ?",
-                       [",".join(m.canonical for m in chosen), study.study_id])
-        if new_corpus:
-            db.execute("UPDATE corpora SET owner_org = ?, created_at = ? WHERE corpus_id = ?",
-                       [settings["corpus_owner"], settings["created_at"], study.corpus_id])
-        user = _archive_row(archive, "users.jsonl", "user_id", importer) or {
-            "user_id": importer, "display_name": "", "created_at": utc_now_iso()}
-        new_user = db.execute("INSERT INTO users (user_id, display_name, created_at) "
-                              "VALUES (?, ?, ?) ON CONFLICT DO NOTHING", list(user.values())).rowcount > 0
-        db.execute("INSERT INTO study_members (study_id, user_id, role, granted_by, granted_at) "
-                   "VALUES (?, ?, 'lead', ?, ?)", [study.study_id, importer, importer,
-                                                   utc_now_iso()])
-        for org in dict.fromkeys([study.org_id, *new_orgs]):
-            if org is None or in_organisation(db, importer, org):
-                continue
-            if organisation_claimed(db, org):  # joined only through its admins
-                require_org_role(org_id=org, user=importer, role=None,
-                                 permission=OrgPermission.READ,
-                                 granters=organisation_admins(db, org), what="import a study",
-                                 study_id=study.study_id)
-            grant = (_archive_row(archive, "organisation_members.jsonl", "user_id", importer)
-                     if org == study.org_id else None) or {"granted_by": importer,
-                                                           "granted_at": None}
-            # an unclaimed organisation: its first member, the importer, is its owner
-            join_organisation(db, importer, org, grant["granted_by"],
-                              granted_at=grant["granted_at"])
-            org_rows.append((importer, org))
-        if study.org_id is not None:
-            _check_arrivals(db, archive, study, importer)
-        authorize(db, study_id=study.study_id, actor=importer, permission=Permission.IMPORT)
-        authorize(db, study_id=study.study_id, actor=importer, permission=Permission.CREATE_RUN)
-        authorize_corpus_write(db, corpus_id=study.corpus_id, actor=importer, owner_orgs=owners)
-        undo.new_orgs = new_orgs
-        record_created(db, study_id=study.study_id, actor=importer, organisations=new_orgs,
-                       users=[importer] if new_user else [], memberships=org_rows,
-                       corpus=study.corpus_id if new_corpus else None)
-        # Invisible from here on (checked above, while it could still be read), until step 3.
-        db.execute("UPDATE studies SET staged_by = ? WHERE study_id = ?",
-                   [staging_owner(), study.study_id])
-
-
-def _check_arrivals(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
-                    importer: str) -> None:
-    """The archive's members of the study's organisation are restored into it (step 3):
-    people it does not hold yet are admitted only by one of its admins, never by an
-    archive a member wrote."""
-    org = study.org_id
-    assert org is not None
-    listed = {r["user_id"] for r in archive.rows("organisation_members.jsonl")}
-    arrivals = sorted(u for u in listed - {importer} if not in_organisation(db, u, org))
-    if arrivals:
-        shown = ", ".join(arrivals[:5]) + (f" and {len(arrivals) - 5} more"
-                                           if len(arrivals) > 5 else "")
-        require_org_role(org_id=org, user=importer, role=organisation_role(db, importer, org),
-                         permission=OrgPermission.ADD_MEMBERS,
-                         granters=organisation_admins(db, org),
-                         what=f"import a study whose archive adds {len(arrivals)} people to it "
-                              f"({shown})", study_id=study.study_id)
-
-
-def _chunks(rows: Iterator[tuple], size: int = CHUNK_ROWS) -> Iterator[list[tuple]]:
-    while chunk := list(islice(rows, size)):
-        yield chunk
-
-
-def _write_documents(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
-                     importer: str, undo: _Undo) -> None:
-    """Step 2a: documents new to the corpus; one already there must be the same document."""
-    corpus = study.corpus_id
-    rows = ((corpus, r["doc_id"], r["title"], r["text"], r["owner_org"], r["created_at"],
-             r["content_hash"]) for r in archive.rows("documents.jsonl"))
-    undo.import_id = begin_import(db, corpus)
-    for chunk in _chunks(rows):
-        with write_transaction(db):
-            existing = dict(db.execute(
-                "SELECT doc_id, content_hash FROM documents WHERE corpus_id = ? AND doc_id IN "
-                f"(SELECT value FROM json_each(?)) AND {current()}",
-                [corpus, json.dumps([r[1] for r in chunk])]).fetchall())
-            changed = sorted(r[1] for r in chunk if r[1] in existing and existing[r[1]] != r[6])
-            if changed:
-                raise _refuse(archive, f"{len(changed)} document(s) of corpus {corpus!r} differ "
-                                       f"from this store's (first: {changed[:5]}); an import never "
-                                       "changes a document other studies use; nothing was written",
-                              "import into a store without that corpus, or reconcile the "
-                              "documents first", member="documents.jsonl")
-            new = [r for r in chunk if r[1] not in existing]
-            if not new:
-                continue
-            authorize_corpus_write(db, corpus_id=corpus, actor=importer,
-                                   owner_orgs={r[4] for r in new})
-            upsert_document_rows(db, new, keep_owner=True, import_id=undo.import_id)
-        reporter().advance(len(chunk))
-
-
-def _stage_runs(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
-                importer: str, undo: _Undo) -> None:
-    """Step 2b: each run as a staged (invisible) run, its results in short transactions."""
-    run_ids: dict[str, int] = {}
-    for run in archive.rows("runs.jsonl"):
-        with write_transaction(db):  # the importer may create runs: checked in step 1
-            run_ids[run["name"]] = int(db.execute(
-                "INSERT INTO runs (study_id, name, source, protocol_json, corpus_fingerprint, k, "
-                "scan_complete, created_at, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [study.study_id, *run.values(), staging_owner()]).lastrowid)
-        undo.runs.append(run_ids[run["name"]])
-    batch: list[tuple[str, int, str, float | None]] = []
-    current: tuple[str, str] | None = None
-    run_name = ""
-    for row in archive.rows("results.jsonl"):
-        key = (row["run"], row["query_id"])
-        if key != current and (len(batch) >= CHUNK_ROWS or (current and key[0] != current[0])):
-            _write_results(db, run_ids[run_name], batch)
-            batch = []
-        current, run_name = key, row["run"]
-        batch.append((row["query_id"], row["rank"], row["unit_id"], row["score"]))
-    if batch:
-        _write_results(db, run_ids[run_name], batch)
-
-
-def _write_results(db: sqlite_utils.Database, run_id: int,
-                   batch: list[tuple[str, int, str, float | None]]) -> None:
-    with write_transaction(db):
-        write_run_results(db, run_id, batch)
-    reporter().advance(len(batch))
-
-
 def _insert(db: sqlite_utils.Database, table: str, columns: str, rows: Iterator[tuple]) -> None:
     """Insert ``rows`` (values of ``columns``) into ``table`` of the staged study in paced
     short transactions (``staging.Pacer``)."""
-    sql = (f"INSERT INTO {table} ({columns}) "
-           f"VALUES ({', '.join('?' * (columns.count(',') + 1))})")
+    sql = f"INSERT INTO {table} ({columns}) VALUES ({', '.join('?' * (columns.count(',') + 1))})"
     pacer = Pacer(CHUNK_ROWS)
     rows = iter(rows)
-    while chunk := list(islice(rows, pacer.rows)):
-        started = time.perf_counter()
-        with write_transaction(db):
-            db.conn.executemany(sql, chunk)
-        pacer.after_chunk(db, len(chunk), time.perf_counter() - started)
-        reporter().advance(len(chunk))
-
-
-def _append_history(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
-                    importer: str, undo: _Undo) -> None:
-    """Step 3: the study's history appended to the staged study in short transactions, then
-    one small transaction restores the members and publishes the study, its runs and its
-    documents."""
-    s = study.study_id
-
-    def rows(member: str) -> Iterator[tuple]:
-        return (tuple(r.values()) for r in archive.rows(member))
-
-    def member(name: str) -> tuple[str, str, Iterable[tuple]]:
-        return _TABLES[name][0], _columns(name), rows(name)
-
-    versions = list(rows("references.jsonl"))
-    # (table, its columns after study_id, rows), in an order the tables' rules accept:
-    # a reference's seal after its rows (nothing can be added to a sealed version).
-    history: list[tuple[str, str, Iterable[tuple]]] = [
-        member("queries.jsonl"), member("label_events.jsonl"),
-        member("completeness_events.jsonl"),
-        ("reference_versions", "name, created_at, created_by, content_hash",
-         (v[:4] for v in versions)),
-        member("reference_labels.jsonl"), member("reference_completeness.jsonl"),
-        ("reference_seals", "name, sealed_at", ((v[0], v[4] or v[1]) for v in versions)),
-        *(member(name) for name in (
-            "protocols.jsonl", "protocol_documents.jsonl", "retrieval_refusals.jsonl",
-            "reports.jsonl", "samples.jsonl", "sample_units.jsonl", "sample_nonresponses.jsonl",
-            "audit.jsonl")),
-        ("removed_queries", "query_id, removed_at, removed_by, reason",
-         removals_in_audit(archive.rows("audit.jsonl"))),
-    ]
-    for table, columns, values in history:
-        _insert(db, table, f"study_id, {columns}", ((s, *r) for r in values))
-    _append_automatic(db, archive, s)
-    with write_transaction(db):
-        forget_created(db, s)  # while the study is staged: its rows may still be deleted
-        db.execute("UPDATE studies SET staged_by = NULL WHERE study_id = ?", [s])
-        authorize(db, study_id=s, actor=importer, permission=Permission.IMPORT)
-        _restore_members(db, archive, study, importer, undo.new_orgs)
-        db.conn.executemany("UPDATE runs SET staged_by = NULL WHERE run_id = ?",
-                            [(r,) for r in undo.runs])
-        if undo.import_id is not None:
-            publish_import(db, undo.import_id)
-        manifest = archive.manifest
-        record_audit(db, actor=importer, action="study.import", study_id=s, detail={
-            "archive": archive.name, "source_study": manifest.study_id,
-            "exported_at": manifest.exported_at, "exported_by": manifest.exported_by,
-            "rows": {m: e.rows for m, e in manifest.members.items()},
-            "origin": archive.origin.audit(), "withheld": manifest.withheld})
+    chunks = iter(lambda: list(islice(rows, pacer.rows)), [])
+    paced_writes(db, pacer, chunks, partial(db.conn.executemany, sql),
+                 lambda n, _: reporter().advance(n))
 
 
 def _append_automatic(db: sqlite_utils.Database, archive: OpenedArchive, study_id: str) -> None:
@@ -654,27 +436,231 @@ def _append_automatic(db: sqlite_utils.Database, archive: OpenedArchive, study_i
              for r in archive.rows("automatic_labels.jsonl")))
 
 
-def _restore_members(db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
-                     importer: str, new_orgs: list[str]) -> None:
-    """The archive's members as they were; the importer stays a lead (their archive row is
-    restored only if it made them a lead). Its organisation's members are restored too:
-    with their roles into an organisation this import created, as members into an
-    existing one (admitted by its admin: :func:`_check_arrivals`)."""
-    s = study.study_id
-    db.conn.executemany("INSERT INTO users (user_id, display_name, created_at) "
-                        "VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (tuple(r.values()) for r in archive.rows("users.jsonl")))
-    for m in archive.rows("members.jsonl"):
-        if m["user_id"] == importer and m["role"] != "lead":
-            continue
-        db.execute("INSERT INTO study_members (study_id, user_id, role, granted_by, granted_at) "
-                   "VALUES (?, ?, ?, ?, ?) ON CONFLICT (study_id, user_id) DO UPDATE SET "
-                   "role = excluded.role, granted_by = excluded.granted_by, "
-                   "granted_at = excluded.granted_at", [s, *m.values()])
-    if study.org_id is not None:
-        created = study.org_id in new_orgs
-        db.conn.executemany(
-            "INSERT INTO user_organisations (user_id, org_id, granted_by, granted_at, "
-            "role) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-            ((r["user_id"], study.org_id, r["granted_by"], r["granted_at"],
-              r["role"] if created else "member")
-             for r in archive.rows("organisation_members.jsonl")))
+class _Import:
+    """One archive's import (see the module docstring), and what its steps 1-2 wrote, so a
+    failure removes it (the staged study takes with it the rows its import created outside
+    it: :func:`evalcore.store.staged_studies.record_created`)."""
+
+    def __init__(self, db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
+                 settings: dict[str, Any], importer: str) -> None:
+        self.db, self.archive, self.study = db, archive, study
+        self.settings, self.importer = settings, importer
+        self.created = False
+        self.import_id: str | None = None
+        self.runs: list[int] = []
+        #: Organisations this import created (their members keep the archive's roles).
+        self.new_orgs: list[str] = []
+
+    def undo(self) -> None:
+        for run_id in self.runs:
+            discard_staged_run(self.db, run_id)
+        if self.import_id is not None:
+            discard_import(self.db, self.import_id)
+        if self.created:
+            discard_staged_study(self.db, self.study.study_id)
+
+    def create(self) -> None:
+        """Step 1: the study, with the importer as its only member (a lead), after every check."""
+        db, archive, study, importer = self.db, self.archive, self.study, self.importer
+        settings = self.settings
+        owners = {r["owner_org"] for r in archive.rows("documents.jsonl")}
+        new_orgs: list[str] = []
+        org_rows: list[tuple[str, str]] = []
+        with write_transaction(db):
+            new_corpus = not corpus_registered(db, study.corpus_id)
+            if settings["corpus_owner"] not in (None, study.org_id) and new_corpus:
+                authorize_organisation_entry(
+                    db, org_id=settings["corpus_owner"], study_id=study.study_id, actor=importer,
+                    what=f"register corpus {study.corpus_id!r} for organisation "
+                         f"{settings['corpus_owner']!r}")
+            # An organisation new to this store is created by the importer, its first member and
+            # owner (as `create_organisation` does); an existing one is joined only by its rules.
+            names = {study.org_id: settings["org_name"]}
+            for org in dict.fromkeys(o for o in (study.org_id, settings["corpus_owner"],
+                                                 *sorted(owners - {None})) if o is not None):
+                if db.execute("INSERT INTO organisations (org_id, name, created_by) "
+                              "VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [org, names.get(org) or org, importer]).rowcount:
+                    new_orgs.append(org)
+            create_study(db, study, actor=importer, created_at=settings["created_at"])
+            self.created = True
+            if settings.get("measures"):  # parsed before anything was written
+                chosen = parse_measure_list(settings["measures"])
+                db.execute("UPDATE studies SET measures = ? WHERE study_id = ?",
+                           [",".join(m.canonical for m in chosen), study.study_id])
+            if new_corpus:
+                db.execute("UPDATE corpora SET owner_org = ?, created_at = ? WHERE corpus_id = ?",
+                           [settings["corpus_owner"], settings["created_at"], study.corpus_id])
+            user = _archive_row(archive, "users.jsonl", "user_id", importer) or {
+                "user_id": importer, "display_name": "", "created_at": utc_now_iso()}
+            new_user = db.execute("INSERT INTO users (user_id, display_name, created_at) "
+                                  "VALUES (?, ?, ?) ON CONFLICT DO NOTHING", list(user.values())).rowcount > 0
+            db.execute("INSERT INTO study_members (study_id, user_id, role, granted_by, granted_at) "
+                       "VALUES (?, ?, 'lead', ?, ?)", [study.study_id, importer, importer,
+                                                       utc_now_iso()])
+            for org in dict.fromkeys([study.org_id, *new_orgs]):
+                if org is None or in_organisation(db, importer, org):
+                    continue
+                if organisation_claimed(db, org):  # joined only through its admins
+                    require_org_role(org_id=org, user=importer, role=None,
+                                     permission=OrgPermission.READ,
+                                     granters=organisation_admins(db, org), what="import a study",
+                                     study_id=study.study_id)
+                grant = (_archive_row(archive, "organisation_members.jsonl", "user_id", importer)
+                         if org == study.org_id else None) or {"granted_by": importer,
+                                                               "granted_at": None}
+                # an unclaimed organisation: its first member, the importer, is its owner
+                join_organisation(db, importer, org, grant["granted_by"],
+                                  granted_at=grant["granted_at"])
+                org_rows.append((importer, org))
+            if study.org_id is not None:
+                self._check_arrivals()
+            authorize(db, study_id=study.study_id, actor=importer, permission=Permission.IMPORT)
+            authorize(db, study_id=study.study_id, actor=importer, permission=Permission.CREATE_RUN)
+            authorize_corpus_write(db, corpus_id=study.corpus_id, actor=importer, owner_orgs=owners)
+            self.new_orgs = new_orgs
+            record_created(db, study_id=study.study_id, actor=importer, organisations=new_orgs,
+                           users=[importer] if new_user else [], memberships=org_rows,
+                           corpus=study.corpus_id if new_corpus else None)
+            # Invisible from here on (checked above, while it could still be read), until step 3.
+            db.execute("UPDATE studies SET staged_by = ? WHERE study_id = ?",
+                       [staging_owner(), study.study_id])
+
+    def _check_arrivals(self) -> None:
+        """The archive's members of the study's organisation are restored into it (step 3):
+        people it does not hold yet are admitted only by one of its admins, never by an
+        archive a member wrote."""
+        db, archive, study, importer = self.db, self.archive, self.study, self.importer
+        org = study.org_id
+        assert org is not None
+        listed = {r["user_id"] for r in archive.rows("organisation_members.jsonl")}
+        arrivals = sorted(u for u in listed - {importer} if not in_organisation(db, u, org))
+        if arrivals:
+            shown = ", ".join(arrivals[:5]) + (f" and {len(arrivals) - 5} more"
+                                               if len(arrivals) > 5 else "")
+            require_org_role(org_id=org, user=importer, role=organisation_role(db, importer, org),
+                             permission=OrgPermission.ADD_MEMBERS,
+                             granters=organisation_admins(db, org),
+                             what=f"import a study whose archive adds {len(arrivals)} people to it "
+                                  f"({shown})", study_id=study.study_id)
+
+    def write_documents(self) -> None:
+        """Step 2a: documents new to the corpus; one already there must be the same document."""
+        db, archive, study, importer = self.db, self.archive, self.study, self.importer
+        corpus = study.corpus_id
+        rows = ((corpus, r["doc_id"], r["title"], r["text"], r["owner_org"], r["created_at"],
+                 r["content_hash"]) for r in archive.rows("documents.jsonl"))
+        self.import_id = begin_import(db, corpus)
+        pacer = Pacer(CHUNK_ROWS)
+
+        def write(chunk: list[tuple]) -> None:
+            existing = dict(db.execute(
+                "SELECT doc_id, content_hash FROM documents WHERE corpus_id = ? AND doc_id IN "
+                f"(SELECT value FROM json_each(?)) AND {current()}",
+                [corpus, json.dumps([r[1] for r in chunk])]).fetchall())
+            changed = sorted(r[1] for r in chunk if r[1] in existing and existing[r[1]] != r[6])
+            if changed:
+                raise _refuse(archive, f"{len(changed)} document(s) of corpus {corpus!r} differ "
+                                       f"from this store's (first: {changed[:5]}); an import never "
+                                       "changes a document other studies use; nothing was written",
+                              "import into a store without that corpus, or reconcile the "
+                              "documents first", member="documents.jsonl")
+            new = [r for r in chunk if r[1] not in existing]
+            if new:
+                authorize_corpus_write(db, corpus_id=corpus, actor=importer,
+                                       owner_orgs={r[4] for r in new})
+                upsert_document_rows(db, new, keep_owner=True, import_id=self.import_id)
+
+        paced_writes(db, pacer, iter(lambda: list(islice(rows, pacer.rows)), []), write,
+                     lambda n, _: reporter().advance(n))
+
+    def stage_runs(self) -> None:
+        """Step 2b: each run as a staged (invisible) run, its results in short transactions."""
+        db, archive, study = self.db, self.archive, self.study
+        run_ids: dict[str, int] = {}
+        for run in archive.rows("runs.jsonl"):
+            with write_transaction(db):  # the importer may create runs: checked in step 1
+                run_ids[run["name"]] = int(db.execute(
+                    "INSERT INTO runs (study_id, name, source, protocol_json, corpus_fingerprint, k, "
+                    "scan_complete, created_at, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [study.study_id, *run.values(), staging_owner()]).lastrowid)
+            self.runs.append(run_ids[run["name"]])
+        pacer = Pacer(CHUNK_ROWS)
+        for name, rows in groupby(archive.rows("results.jsonl"), key=lambda r: r["run"]):
+            ranked = ((r["query_id"], r["rank"], r["unit_id"], r["score"]) for r in rows)
+            paced_writes(db, pacer, whole_query_chunks(ranked, pacer),
+                         partial(write_run_results, db, run_ids[name]),
+                         lambda n, _: reporter().advance(n))
+
+    def append_history(self) -> None:
+        """Step 3: the study's history appended to the staged study in short transactions, then
+        one small transaction restores the members and publishes the study, its runs and its
+        documents."""
+        db, archive, study, importer = self.db, self.archive, self.study, self.importer
+        s = study.study_id
+
+        def rows(member: str) -> Iterator[tuple]:
+            return (tuple(r.values()) for r in archive.rows(member))
+
+        def member(name: str) -> tuple[str, str, Iterable[tuple]]:
+            return _TABLES[name][0], _columns(name), rows(name)
+
+        versions = list(rows("references.jsonl"))
+        # (table, its columns after study_id, rows), in an order the tables' rules accept:
+        # a reference's seal after its rows (nothing can be added to a sealed version).
+        history: list[tuple[str, str, Iterable[tuple]]] = [
+            member("queries.jsonl"), member("label_events.jsonl"),
+            member("completeness_events.jsonl"),
+            ("reference_versions", "name, created_at, created_by, content_hash",
+             (v[:4] for v in versions)),
+            member("reference_labels.jsonl"), member("reference_completeness.jsonl"),
+            ("reference_seals", "name, sealed_at", ((v[0], v[4] or v[1]) for v in versions)),
+            *(member(name) for name in (
+                "protocols.jsonl", "protocol_documents.jsonl", "retrieval_refusals.jsonl",
+                "reports.jsonl", "samples.jsonl", "sample_units.jsonl", "sample_nonresponses.jsonl",
+                "audit.jsonl")),
+            ("removed_queries", "query_id, removed_at, removed_by, reason",
+             removals_in_audit(archive.rows("audit.jsonl"))),
+        ]
+        for table, columns, values in history:
+            _insert(db, table, f"study_id, {columns}", ((s, *r) for r in values))
+        _append_automatic(db, archive, s)
+        with write_transaction(db):
+            forget_created(db, s)  # while the study is staged: its rows may still be deleted
+            db.execute("UPDATE studies SET staged_by = NULL WHERE study_id = ?", [s])
+            authorize(db, study_id=s, actor=importer, permission=Permission.IMPORT)
+            self._restore_members()
+            db.conn.executemany("UPDATE runs SET staged_by = NULL WHERE run_id = ?",
+                                [(r,) for r in self.runs])
+            if self.import_id is not None:
+                publish_import(db, self.import_id)
+            manifest = archive.manifest
+            record_audit(db, actor=importer, action="study.import", study_id=s, detail={
+                "archive": archive.name, "source_study": manifest.study_id,
+                "exported_at": manifest.exported_at, "exported_by": manifest.exported_by,
+                "rows": {m: e.rows for m, e in manifest.members.items()},
+                "origin": archive.origin.audit(), "withheld": manifest.withheld})
+
+    def _restore_members(self) -> None:
+        """The archive's members as they were; the importer stays a lead (their archive row is
+        restored only if it made them a lead). Its organisation's members are restored too:
+        with their roles into an organisation this import created, as members into an
+        existing one (admitted by its admin: :func:`_check_arrivals`)."""
+        db, archive, study, importer = self.db, self.archive, self.study, self.importer
+        s = study.study_id
+        db.conn.executemany("INSERT INTO users (user_id, display_name, created_at) "
+                            "VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (tuple(r.values()) for r in archive.rows("users.jsonl")))
+        for m in archive.rows("members.jsonl"):
+            if m["user_id"] == importer and m["role"] != "lead":
+                continue
+            db.execute("INSERT INTO study_members (study_id, user_id, role, granted_by, granted_at) "
+                       "VALUES (?, ?, ?, ?, ?) ON CONFLICT (study_id, user_id) DO UPDATE SET "
+                       "role = excluded.role, granted_by = excluded.granted_by, "
+                       "granted_at = excluded.granted_at", [s, *m.values()])
+        if study.org_id is not None:
+            created = study.org_id in self.new_orgs
+            db.conn.executemany(
+                "INSERT INTO user_organisations (user_id, org_id, granted_by, granted_at, "
+                "role) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
+                ((r["user_id"], study.org_id, r["granted_by"], r["granted_at"],
+                  r["role"] if created else "member")
+                 for r in archive.rows("organisation_members.jsonl")))

@@ -4,15 +4,10 @@ Two writers queue instead of failing half-way. A nested
 :func:`write_transaction` is a savepoint (``db.atomic()``): a failure inside it
 that the caller catches rolls back only the nested part.
 
-Waiting for the write lock (:func:`begin_immediate`): SQLite's own busy handler
-sleeps 1, 2, 5, 10, 15, 20, 25, 25, 25, 50, 50 ms and then 100 ms between tries,
-so a writer that arrives while another holds the lock for 40 ms typically gets it
-tens of milliseconds after it was released (benchmarks/bench_import_while_labeling.py
-measures the label latency this causes). :func:`begin_immediate` turns the busy handler off
-for ``BEGIN IMMEDIATE`` alone and tries again every :data:`POLL_S` or so (with
-jitter, so waiters do not retry in step) until the connection's own busy timeout
-has passed: a waiter gets the lock within a few milliseconds of its release.
-Every other statement keeps the connection's busy timeout.
+Waiting for the write lock (:func:`begin_immediate`): SQLite's busy handler sleeps ever
+longer between tries, so a waiter may get the lock long after its release; for ``BEGIN
+IMMEDIATE`` alone it is turned off and the begin tried again every :data:`POLL_S` or so
+(jittered, so waiters do not retry in step) until the busy timeout has passed.
 
 On PostgreSQL the same rule holds: a write transaction is ``BEGIN`` and then
 ``pg_advisory_xact_lock`` on one constant key (:data:`WRITE_LOCK_KEY`), so writers

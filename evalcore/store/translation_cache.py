@@ -82,18 +82,12 @@ class TranslationCache:
     def get(self, sql: str) -> str | None:
         """The stored translation of ``sql``, or None."""
         with self._lock:
-            if self._loaded is None:
-                self._load()
-            assert self._loaded is not None
-            return self._loaded.get(sql)
+            return self._entries().get(sql)
 
     def put(self, sql: str, translated: str) -> None:
         """Keep ``translated`` for ``sql`` here and in the file (when it can be written)."""
         with self._lock:
-            if self._loaded is None:
-                self._load()
-            assert self._loaded is not None
-            self._loaded[sql] = translated
+            self._entries()[sql] = translated
             if not self._writable or self._path is None:
                 return
             try:
@@ -107,8 +101,15 @@ class TranslationCache:
             except (OSError, sqlite3.Error):
                 self._writable = False
 
+    def _entries(self) -> dict[str, str]:
+        """The namespace's valid entries, read on first need (none when the file cannot be
+        read)."""
+        if self._loaded is None:
+            self._load()
+        assert self._loaded is not None
+        return self._loaded
+
     def _load(self) -> None:
-        """Read the namespace's valid entries (nothing when the file cannot be read)."""
         self._loaded = {}
         try:
             self._namespace = self._namespace_of()

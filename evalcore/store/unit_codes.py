@@ -26,7 +26,7 @@ import numpy as np
 import sqlite_utils
 
 from evalcore.store.dialect import in_chunks, write_rows
-from evalcore.store.engine_connect import open_read_only
+from evalcore.store.location import open_read_only
 from evalcore.store.store_identity import store_location
 from evalcore.store.study_handle import Study
 

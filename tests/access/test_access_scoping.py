@@ -5,6 +5,7 @@ exports and every CLI command that shows study data or document text.
 """
 
 import io
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -55,10 +56,8 @@ def test_documents_are_readable_only_by_their_organisation(tmp_path: Path, store
 
 def test_unowned_documents_are_for_members_of_a_study_over_the_corpus(tmp_path: Path, store_target) -> None:
     db, _ = team_store(store_target)
-    from evalcore.io.clock import from_iso
-
     add_documents(db, "c", [DocumentIn(doc_id="u1", text="shared", owner_org=None,
-                                       created_at=from_iso("2026-01-01T00:00:00Z"))],
+                                       created_at=datetime.fromisoformat("2026-01-01T00:00:00Z"))],
                   actor=LEAD)
     assert readable_document(db, ANNOTATOR, "c", "u1").allowed
     assert not readable_document(db, "stranger@x.org", "c", "u1").allowed
@@ -66,10 +65,8 @@ def test_unowned_documents_are_for_members_of_a_study_over_the_corpus(tmp_path: 
 
 def test_local_mode_reads_everything(tmp_path: Path, store_target) -> None:
     db = new_store(store_target)
-    from evalcore.io.clock import from_iso
-
     add_documents(db, "c", [DocumentIn(doc_id="d", text="t", owner_org="acme",
-                                       created_at=from_iso("2026-01-01T00:00:00Z"))])
+                                       created_at=datetime.fromisoformat("2026-01-01T00:00:00Z"))])
     assert readable_document(db, "local", "c", "d").allowed
     assert [s.study_id for s in visible_studies(db, "local")] == ["s"]
     assert visible_studies(db, "local", include_local=False) == []

@@ -22,7 +22,7 @@ from evalcore.access.decisions import PermissionDenied
 from evalcore.access.roles import Permission
 from evalcore.analysis.adjudication import conflict_contexts
 from evalcore.analysis.agreement import agreement_and_conflicts, open_conflicts, study_agreement
-from evalcore.analysis.decision import decide, evaluate_stored_pair
+from evalcore.analysis.decision import decide, stored_pair
 from evalcore.analysis.inspector import inspect_query
 from evalcore.analysis.pair_comparison import compare_pair
 from evalcore.analysis.run_evaluation import evaluate_run, evaluate_run_measures
@@ -47,8 +47,15 @@ from evalcore.store.cant_judge import cant_judge_units
 from evalcore.store.completeness import completeness_history, mark_complete, reopen
 from evalcore.store.connection import open_store
 from evalcore.store.drafts import drafts
-from evalcore.store.export_checks import qrels_refusal, run_refusal, tool_labels_refusal
-from evalcore.store.exports import export_labels, export_qrels, export_run
+from evalcore.store.exports import (
+    export_labels,
+    export_qrels,
+    export_run,
+    export_tool_labels,
+    qrels_refusal,
+    run_refusal,
+    tool_labels_refusal,
+)
 from evalcore.store.information_needs import (
     InformationNeed,
     information_need,
@@ -84,7 +91,6 @@ from evalcore.store.study_archive import export_study
 from evalcore.store.study_handle import open_study
 from evalcore.store.study_measures import study_measures
 from evalcore.store.study_setup import add_queries, create_study
-from evalcore.store.tool_label_exports import export_tool_labels
 
 
 def _reads(tmp: Path) -> dict[str, Callable]:
@@ -148,7 +154,7 @@ def _reads(tmp: Path) -> dict[str, Callable]:
             open_study(db, s, v), "RUNSECRET", "RUNSECRET", ["P@1"]
         ),
         "decide": lambda db, s, v: decide(open_study(db, s, v), "RUNSECRET", "RUNSECRET", ["P@1"]),
-        "evaluate_stored_pair": lambda db, s, v: evaluate_stored_pair(
+        "stored_pair": lambda db, s, v: stored_pair(
             open_study(db, s, v), "RUNSECRET", "RUNSECRET", ["P@1"]
         ),
         "study_run_names": lambda db, s, v: study_run_names(open_study(db, s, v)),
@@ -299,7 +305,7 @@ _LEAD_LOOKUP_ERRORS = {
     "get_pinned_protocol",
     "compare_pair",
     "decide",
-    "evaluate_stored_pair",
+    "stored_pair",
     "decide_target",
     "decide_state",
     "pinned_document_ids",

@@ -14,7 +14,7 @@ import pytest
 from click.testing import CliRunner
 from store_fixtures import built_demo
 
-from evalcore.analysis.decision import decide_measure, evaluate_stored_pair
+from evalcore.analysis.decision import decide_measure, stored_pair
 from evalcore.cli import main
 from evalcore.demo.study import DEMO_STUDY_ID
 from evalcore.io import clock
@@ -162,7 +162,7 @@ def test_values_bounds_verdicts_completeness_and_queue_items_stay(
         open_study(b, DEMO_STUDY_ID, None)
     )
     pairs = [
-        evaluate_stored_pair(open_study(db, DEMO_STUDY_ID, None), runs[0], runs[1], MEASURES)
+        stored_pair(open_study(db, DEMO_STUDY_ID, None), runs[0], runs[1], MEASURES).pair
         for db in (a, b)
     ]
     for m in MEASURES:

@@ -149,12 +149,18 @@ def test_cannot_be_decided_yet_says_what_is_missing(demo_pair) -> None:
 
 def test_an_estimate_is_never_decided(demo_pair) -> None:
     pc = _set(demo_pair, "R@10", "undecided", -0.02, 0.05, labels=40)
-    estimate = Estimate(lower=0.012, upper=0.041, n_sampled=120, n_unknown=2512)
+    estimate = Estimate(
+        measure="R@10", run_a=pc.run_a, run_b=pc.run_b, point=0.02, lower=0.012, upper=0.041,
+        level=0.95, n_sampled=120, n_labeled=117, n_unknown=2512, n_nonresponse=3,
+        n_pending=0, n_queries=25, n_queries_sampled=10, worst_lower=-0.02, worst_upper=0.05,
+        method="a method",
+    )
     line = bottom_line(pc, {"R@10": estimate})
     row = next(m for m in line.measures if m.measure == "R@10")
     assert (row.status, row.word, row.verdict) == ("open", "open", "undecided")
     assert row.estimate == (
-        "estimated: better (95% CI +0.012 to +0.041; 120 of 2,512 unknown units sampled)"
+        f"estimated: {pc.run_a} better (95% CI +0.012 to +0.041; 120 of 2,512 unknown units "
+        "sampled, 3 non-response; a method)"
     )
     assert "better" not in line.sentence and "decided" not in line.sentence.replace(
         "cannot be decided", ""

@@ -238,12 +238,12 @@ def test_decide_from_the_store_follows_the_labels_and_covers_both_runs_queries(t
 
 
 def test_stored_pair_reads_the_same_batches_as_the_observations(tmp_path, store_target) -> None:
-    """``evaluate_stored_pair`` packs columns read once for both runs; they must be the
+    """``stored_pair`` packs columns read once for both runs; they must be the
     batches of ``observations_for_run`` over the union of the runs' queries: conflicts,
     undone labels, adjudications, mixed-case annotators, completeness, pinned ids."""
     from store_fixtures import new_store
 
-    from evalcore.analysis.decision import evaluate_stored_pair
+    from evalcore.analysis.decision import stored_pair
     from evalcore.contract.query_order import natural_key
     from evalcore.store.completeness import mark_complete
     from evalcore.store.labels import adjudicate, record_label, undo_last_label
@@ -270,7 +270,7 @@ def test_stored_pair_reads_the_same_batches_as_the_observations(tmp_path, store_
     measures = [parse_measure(m) for m in ("P@2", "nDCG@3", "R@3")]
     freeze_reference(db, study_id="s", name="v1", actor="lead")
     for reference in (None, "v1"):
-        pair = evaluate_stored_pair(open_study(db, "s", None), "A", "B", measures, reference)
+        pair = stored_pair(open_study(db, "s", None), "A", "B", measures, reference).pair
         ids = [[o.query_id for o in observations_for_run(open_study(db, "s", None), r, reference)] for r in "AB"]
         union = sorted(set(ids[0]) | set(ids[1]), key=natural_key)
         protocol = pair.protocol

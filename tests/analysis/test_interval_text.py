@@ -5,6 +5,7 @@ from datetime import UTC, datetime
 import pytest
 
 from evalcore.analysis.interval_text import (
+    aggregate_card,
     aggregate_value_text,
     interval_text,
     metric_value_text,
@@ -15,7 +16,6 @@ from evalcore.compute.evaluate import evaluate
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.observation import Label, Observation
 from evalcore.contract.results import AggregateValue, MetricValue
-from evalcore.report.aggregate_card import aggregate_card
 from evalcore.report.build import RunInput, build_report
 from evalcore.report.html import render_html
 

@@ -5,11 +5,11 @@ import pytest
 from click.testing import CliRunner
 
 import evalcore
+from evalcore.analysis.bottom_line import interval
 from evalcore.analysis.decision import Decision, stored_pair
 from evalcore.analysis.pair_comparison import (
     compare_evaluated_pair,
     compare_pair,
-    interval_text,
     undecidable_causes,
 )
 from evalcore.cli import main
@@ -29,8 +29,8 @@ def demo(tmp_path_factory):
 
 
 def test_interval_text_uses_a_true_minus_sign() -> None:
-    assert interval_text(-0.04, 0.12) == "\N{MINUS SIGN}0.040 to +0.120"
-    assert interval_text(0.0, 0.0) == "+0.000 to +0.000"
+    assert interval(-0.04, 0.12) == "\N{MINUS SIGN}0.040 to +0.120"
+    assert interval(0.0, 0.0) == "0.000 to 0.000"
 
 
 def _decision(queries: dict[str, int]) -> Decision:

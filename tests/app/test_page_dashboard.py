@@ -1,7 +1,7 @@
 """The live dashboard page through AppTest: cards, parity with evaluate_run, live refresh."""
 
+from evalcore.analysis.interval_text import aggregate_card
 from evalcore.analysis.run_evaluation import evaluate_run
-from evalcore.report.aggregate_card import aggregate_card
 from evalcore.store.labels import record_label
 from evalcore.store.study_handle import open_study
 
@@ -143,7 +143,7 @@ def test_a_large_study_shows_distributions_and_a_chosen_subset(small_store, new_
     subset the user picks (each rule, the page number), never an error."""
     import json
 
-    monkeypatch.setattr("evalcore.live.summary_chart.SUMMARY_FROM", 1)
+    monkeypatch.setattr("evalcore.live.charts.SUMMARY_FROM", 1)
     at = new_app(page=PAGE)
     assert len(at.get("plotly_chart")) == 1  # nothing available yet: no lowest value
     assert "No query matches this rule." in [c.value for c in at.caption]

@@ -149,7 +149,7 @@ def test_library_paths_leave_the_process_alone(tmp_path: Path) -> None:
     from evalcore.io.trec import read_qrels, read_run
     from evalcore.live.dashboard import LiveDashboard
     from evalcore.report.from_store import report_from_store
-    from evalcore.report.json_export import render_json
+    from evalcore.report.model import render_json
     from evalcore.report.stored import save_report
     from evalcore.store.labels import record_label
     from evalcore.store.observations import observations_for_run

@@ -13,7 +13,6 @@ from evalcore.analysis.decision import decide_measure
 from evalcore.estimation.design import grow
 from evalcore.estimation.estimator import StratifiedInput, stratified_difference
 from evalcore.estimation.pair_estimate import Estimate, NotEstimable, draw_for_pair, estimate_pair
-from evalcore.estimation.stored import line_estimate
 
 
 def _truth(g: Generated) -> dict[tuple[str, str], int]:
@@ -235,7 +234,7 @@ def test_estimate_text_never_says_decided() -> None:
     pair = g.pair(MEASURES)
     design = draw_for_pair(pair, name="s", run_a="A", run_b="B", size=20, seed=3)
     for e in _estimates(estimate_pair(pair, design, _answers(g, design))).values():
-        text = line_estimate(e).text()
+        text = e.text()
         assert text.startswith("estimated: ") and "decided" not in text
         assert f"of {e.n_unknown:,} unknown units sampled" in text and "95% CI" in text
 

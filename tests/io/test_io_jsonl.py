@@ -234,14 +234,14 @@ def test_written_file_gets_the_usual_mode_and_keeps_an_existing_one(tmp_path):
 
 
 def test_labels_jsonl_rejects_a_repeated_key_instead_of_keeping_the_last() -> None:
-    from evalcore.io.labels_jsonl import parse_labels_jsonl
+    from evalcore.io.label_rows import parse_labels
 
     text = (
         '{"query_id": "q1", "unit_id": "A", "gain": 3, "gain": 0}\n'
         '{"query_id": "q1", "unit_id": "B", "gain": NaN}\n'
     )
     with pytest.raises(InputErrors) as caught:
-        parse_labels_jsonl(decode_source(text.encode(), "labels.jsonl"), default_annotator="a")
+        parse_labels(decode_source(text.encode(), "labels.jsonl"), "jsonl", default_annotator="a")
     got = {(e.line, e.field): e.message for e in caught.value.errors}
     assert got[(1, "gain")] == "field 'gain' appears twice in one object"
     assert got[(2, None)] == "not valid JSON: NaN is not a JSON value"

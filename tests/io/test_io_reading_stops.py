@@ -6,7 +6,6 @@ from pathlib import Path
 import pytest
 
 from evalcore.io.beir import parse_objects, parse_qrels_tsv, read_beir_folder
-from evalcore.io.csv_labels import parse_labels_csv
 from evalcore.io.errors import (
     MAX_REPORTED,
     STOP_AFTER,
@@ -15,7 +14,7 @@ from evalcore.io.errors import (
     InputErrors,
     ReadingStopped,
 )
-from evalcore.io.labels_jsonl import parse_labels_jsonl
+from evalcore.io.label_rows import parse_labels
 from evalcore.io.observations_jsonl import parse_observations
 from evalcore.io.text_lines import SourceText
 from evalcore.io.trec import parse_qrels, parse_run
@@ -74,11 +73,11 @@ ALL_INVALID: dict[str, tuple[list[str], object]] = {
     "run fields": ([f"q{i} Q0 d{i} 1" for i in range(N_LINES)], parse_run),
     "labels jsonl": (
         [json.dumps({"qurey_id": f"q{i}", "unit_id": "d", "gain": 7}) for i in range(N_LINES)],
-        lambda s: parse_labels_jsonl(s, default_annotator="a"),
+        lambda s: parse_labels(s, "jsonl", default_annotator="a"),
     ),
     "labels csv": (
         ["query_id,unit_id,gain", *[f"q{i},d{i},9" for i in range(N_LINES)]],
-        lambda s: parse_labels_csv(s, default_annotator="a"),
+        lambda s: parse_labels(s, "csv", default_annotator="a"),
     ),
     "observations": (
         [json.dumps({"query_id": f"q{i}", "k": 0, "returned_ids": [""]}) for i in range(N_LINES)],

@@ -15,10 +15,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalcore.io.csv_labels import parse_labels_csv
 from evalcore.io.csv_records import csv_records
 from evalcore.io.documents import DocumentFields, read_documents
 from evalcore.io.errors import ErrorLog, InputErrors
+from evalcore.io.label_rows import parse_labels
 from evalcore.io.queries import read_queries
 from evalcore.io.records import Layout
 from evalcore.io.text_lines import decode_source
@@ -68,11 +68,11 @@ def test_reads_back_what_python_s_csv_writer_writes(table: list[list[str]]) -> N
 
 def test_a_label_note_over_several_lines_and_a_bom(tmp_path: Path) -> None:
     data = '\ufeffquery_id,unit_id,gain,note\nq1,A,2,"first line\nsecond line"\nq1,B,x,\n'
-    message = _errors(parse_labels_csv, decode_source(data.encode(), "l.csv"),
+    message = _errors(parse_labels, decode_source(data.encode(), "l.csv"), "csv",
                       default_annotator="a")
     assert message.startswith("l.csv:4: gain: must be an integer 0..4")
-    rows = parse_labels_csv(decode_source(data.replace("B,x", "B,1").encode(), "l.csv"),
-                            default_annotator="a").rows
+    rows = parse_labels(decode_source(data.replace("B,x", "B,1").encode(), "l.csv"), "csv",
+                        default_annotator="a").rows
     assert [(r.line, r.note) for r in rows] == [(2, "first line\nsecond line"), (4, "")]
 
 

@@ -347,12 +347,12 @@ def test_hash_collisions_are_resolved_exactly(tmp_path):
 
 
 def test_scores_are_what_float_gives(tmp_path):
-    from evalcore.io.trec_bytes import parse_scores, split_block
+    from evalcore.io.trec_bytes import padded, parse_scores, split_block
 
     tokens = ["1", "-1.5", "+.5", "1.", "1e5", "0.30000000000000004", "123456789012345",
               "1234567890123456", "9007199254740993", "-0", "00012.500", "3.14159265358979",
               "2.2250738585072014e-308", "0.1", "179769313486231570000000"]
-    block = split_block("".join(f"q Q0 d 1 {t} x\n" for t in tokens).encode(), ord(" "), 6)
+    block = split_block(padded("".join(f"q Q0 d 1 {t} x\n" for t in tokens).encode()), 6)
     assert parse_scores(block, 4).tolist() == [float(t) for t in tokens]
 
 
@@ -365,9 +365,9 @@ WORDS = st.lists(st.sampled_from(["q1", "q2", "q10", "abcdefgh", "abcdefghi", "Ã
 def test_distinct_values_are_numbered_in_order_of_first_appearance(tokens, sorted_heads, few):
     """Every way :func:`distinct` finds values (compared one by one, sorted hashes, the hash
     table; on stretch heads or on every row) gives the codes a dict numbering gives."""
-    from evalcore.io.trec_bytes import distinct, split_block
+    from evalcore.io.trec_bytes import distinct, padded, split_block
 
-    block = split_block("".join(f"{t}\n" for t in tokens).encode(), ord(" "), 1)
+    block = split_block(padded("".join(f"{t}\n" for t in tokens).encode()), 1)
     with patch.object(trec_bytes, "SORTED_HEADS", sorted_heads), \
             patch.object(trec_bytes, "FEW", few):
         codes, values = distinct(block.words(0))

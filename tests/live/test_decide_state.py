@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 from store_fixtures import built_demo
 
-from evalcore.analysis.decision import decide, evaluate_stored_pair
+from evalcore.analysis.decision import decide, stored_pair
 from evalcore.analysis.decision_queue import decide_queue
 from evalcore.demo.study import DEMO_STUDY_ID, RUN_PROTOCOLS
 from evalcore.live.decide_state import (
@@ -58,7 +58,7 @@ def test_the_state_is_the_library_verdict_and_queue(db) -> None:
     assert [d.model_dump() for d in state.decisions] == [d.model_dump() for d in expected]
     assert state.decision.measure == "P@10" and state.decision.verdict == "undecided"
     queue = decide_queue(
-        evaluate_stored_pair(open_study(db, DEMO_STUDY_ID, None), A, B, ["P@10"]),
+        stored_pair(open_study(db, DEMO_STUDY_ID, None), A, B, ["P@10"]).pair,
         "P@10",
         limit=None,
     )

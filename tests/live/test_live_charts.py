@@ -10,11 +10,11 @@ from pathlib import Path
 import plotly.graph_objects as go
 import pytest
 
+from evalcore.analysis.interval_text import aggregate_card
 from evalcore.contract.results import AggregateValue
 from evalcore.live.chart_style import two_row_layout
 from evalcore.live.charts import per_query_figure
 from evalcore.live.dashboard import LiveDashboard
-from evalcore.report.aggregate_card import aggregate_card
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
 from evalcore.store.runs import add_run

@@ -8,9 +8,8 @@ import pytest
 
 from evalcore.contract.measures import Measure
 from evalcore.live import query_subsets
-from evalcore.live.charts import per_query_figure
+from evalcore.live.charts import SUMMARY_FROM, per_query_figure, shows_summary, summary_figure
 from evalcore.live.dashboard import LiveDashboard
-from evalcore.live.summary_chart import SUMMARY_FROM, shows_summary, summary_figure
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
 from evalcore.store.runs import add_run
@@ -61,7 +60,7 @@ def test_unavailable_values_are_counted_apart_never_binned_as_zero(state) -> Non
 
 def test_summary_only_for_large_studies(state, monkeypatch) -> None:
     assert not shows_summary(state) and SUMMARY_FROM > 5
-    monkeypatch.setattr("evalcore.live.summary_chart.SUMMARY_FROM", 5)
+    monkeypatch.setattr("evalcore.live.charts.SUMMARY_FROM", 5)
     assert shows_summary(state)
 
 

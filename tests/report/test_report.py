@@ -16,8 +16,7 @@ from evalcore.report.build import RunInput, build_report
 from evalcore.report.charts import delta_figure, per_query_figure, per_query_metrics_figure
 from evalcore.report.csv_export import csv_header, render_csv
 from evalcore.report.html import aggregate_detail, render_html
-from evalcore.report.json_export import render_json
-from evalcore.report.model import AnnotatorNote, ReportInternal
+from evalcore.report.model import AnnotatorNote, ReportInternal, render_json
 
 XSS = "<script>alert(1)</script>"
 UNL = ["unlabeled_returned"]

@@ -12,8 +12,7 @@ from evalcore.analysis.pair_comparison import COMPAT_LABEL, compare_pair
 from evalcore.report.decision_text import render_pair
 from evalcore.report.from_store import report_from_store
 from evalcore.report.html import render_html
-from evalcore.report.json_export import render_json
-from evalcore.report.model import Report
+from evalcore.report.model import Report, render_json
 from evalcore.report.stored import load_report, save_report
 from evalcore.store.study_handle import open_study
 

@@ -16,9 +16,8 @@ from evalcore.cli import main
 from evalcore.report.csv_export import render_csv
 from evalcore.report.from_store import report_from_store
 from evalcore.report.html import render_html
-from evalcore.report.json_export import render_json
 from evalcore.report.measure_table import render_measures_text
-from evalcore.report.model import Report
+from evalcore.report.model import Report, render_json
 from evalcore.report.stored import canonical_json, load_report
 from evalcore.store.reports import ReportRecord, find_report, save_report_body
 from evalcore.store.study_handle import open_study

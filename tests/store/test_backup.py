@@ -15,8 +15,8 @@ from evalcore.store import dialect
 from evalcore.store.backup import backup_store, verify_store
 from evalcore.store.connection import open_store
 from evalcore.store.dialect import database_errors, set_schema_version
-from evalcore.store.engine_connect import open_read_only
 from evalcore.store.labels import record_label
+from evalcore.store.location import open_read_only
 from evalcore.store.references import freeze_reference
 from evalcore.store.schema import SCHEMA_VERSION
 from evalcore.store.studies import StudyIn

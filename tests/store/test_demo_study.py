@@ -167,7 +167,7 @@ def test_demo_comparison_is_undecided_with_a_short_queue(tmp_path: Path, new_sto
     """Every query has labels (a first pass at least), so P@10 and RR@10 are undecided,
     not undecidable, and a few labels of the to-decide queue can settle them; nDCG and
     recall stay unavailable where the relevant set is not complete."""
-    from evalcore.analysis.decision import decide_measure, evaluate_stored_pair
+    from evalcore.analysis.decision import decide_measure, stored_pair
     from evalcore.analysis.decision_queue import decide_queue
     from evalcore.demo.study import CANT_JUDGE
     from evalcore.store.cant_judge import cant_judge_units
@@ -179,7 +179,7 @@ def test_demo_comparison_is_undecided_with_a_short_queue(tmp_path: Path, new_sto
     assert all(p.labeled > 0 for p in progress.queries.values()), progress.queries
     assert 0 < progress.labeled < progress.pooled - 50  # plenty left to label
     a, b = RUN_PROTOCOLS
-    pair = evaluate_stored_pair(open_study(db, DEMO_STUDY_ID, None), a, b, ["P@10", "RR@10", "nDCG@10", "R@10"])
+    pair = stored_pair(open_study(db, DEMO_STUDY_ID, None), a, b, ["P@10", "RR@10", "nDCG@10", "R@10"]).pair
     for name in ("P@10", "RR@10"):
         decision = decide_measure(pair, name, a, b)
         assert decision.verdict == "undecided", decision.summary

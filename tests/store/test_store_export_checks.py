@@ -11,21 +11,23 @@ from hypothesis import strategies as st
 from store_fixtures import new_store, store_at_version
 
 from evalcore.store.connection import open_store
-from evalcore.store.export_checks import (
+from evalcore.store.exports import (
+    ExportRefusedError,
+    export_qrels,
+    export_run,
+    export_tool_labels,
     qrels_refusal,
     qrels_suspect,
     run_refusal,
     run_suspect,
     tool_labels_refusal,
 )
-from evalcore.store.exports import ExportRefusedError, export_qrels, export_run
 from evalcore.store.labels import record_label
 from evalcore.store.runs import add_run, write_run_results
 from evalcore.store.schema import SCHEMA_VERSION, schema_version
 from evalcore.store.studies import QueryIn
 from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries
-from evalcore.store.tool_label_exports import export_tool_labels
 from evalcore.store.transaction import write_transaction
 from evalcore.store.trec_ids import (
     PER_QUERY,
@@ -219,7 +221,7 @@ def test_an_archive_round_trip_keeps_the_facts(tmp_path, monkeypatch, store_targ
     def explode(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(archive_module, "_restore_members", explode)
+    monkeypatch.setattr(archive_module._Import, "_restore_members", explode)
     third = open_store(new_store_target("third.db"))
     (tmp_path / "work3").mkdir()
     with pytest.raises(OSError):

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from evalcore.analysis.decision import evaluate_stored_pair
+from evalcore.analysis.decision import stored_pair
 from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.live.dashboard import LiveDashboard
 from evalcore.store.connection import open_store
@@ -85,7 +85,7 @@ def test_store_evaluations_bound_recall_by_the_corpus(tmp_path: Path, new_store_
     # 40 documents: at most 40 - labeled outside units may be relevant, so a query with a
     # relevant unit in its top 5 has R@5 above 0 at worst.
     assert any(m.lower is not None and m.lower > 0 for m in bounded)
-    pair = evaluate_stored_pair(open_study(db, STUDY, None), "a", "b", ["R@5", "AP@5", "nDCG@5"])
+    pair = stored_pair(open_study(db, STUDY, None), "a", "b", ["R@5", "AP@5", "nDCG@5"]).pair
     assert pair.measures
 
 
@@ -158,7 +158,7 @@ def test_incremental_refresh_equals_a_rebuild_as_the_corpus_size_moves(tmp_path:
 def test_reports_record_the_corpus_size_they_were_bounded_by(tmp_path: Path, new_store_target) -> None:
     from evalcore.report.from_store import report_from_store
     from evalcore.report.html import render_html
-    from evalcore.report.json_export import render_json
+    from evalcore.report.model import render_json
 
     db, _, _ = _store(new_store_target)
     report = report_from_store(

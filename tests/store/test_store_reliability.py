@@ -304,6 +304,7 @@ def test_a_run_import_is_invisible_until_its_last_commit(tmp_path, monkeypatch, 
         seen.append((run_exists(open_study(reader, "s", None), "t"), len(list_runs(open_study(reader, "s", None)))))
 
     monkeypatch.setattr(run_import, "write_transaction", spying)
+    monkeypatch.setattr(staging, "write_transaction", spying)  # the chunks' transactions
     import_run(db, run_file, study_id="s", k=10)
     assert len(seen) >= 6  # stage + >= 5 chunks + publish
     assert all(s == (False, 0) for s in seen[:-1]) and seen[-1] == (True, 1)

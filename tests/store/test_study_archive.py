@@ -343,7 +343,7 @@ def test_import_into_a_team_organisation_needs_its_membership(exported: Path, so
     assert _counts(target) == before
 
 
-@pytest.mark.parametrize("step", ["_append_history", "_restore_members"])
+@pytest.mark.parametrize("step", ["append_history", "_restore_members"])
 def test_a_failure_after_the_chunks_leaves_nothing(exported: Path, empty: Path, step: str,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """Before step 3, and inside its last transaction (history chunks already committed)."""
@@ -352,7 +352,7 @@ def test_a_failure_after_the_chunks_leaves_nothing(exported: Path, empty: Path, 
     def explode(*args: object, **kwargs: object) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(archive_module, step, explode)
+    monkeypatch.setattr(archive_module._Import, step, explode)
     before = _counts(empty)
     code, text = _cli("import", "study", "--db", empty, "--in", exported, "--actor", LEAD)
     assert code == 1 and "space" in text, text
@@ -404,9 +404,9 @@ def test_a_staged_study_is_invisible_until_its_last_commit(exported: Path, empty
     from evalcore.store.studies import StudyNotFoundError, get_study
 
     seen: list[tuple] = []
-    original = archive_module._restore_members
+    original = archive_module._Import._restore_members
 
-    def watched(db, *args):  # inside the final transaction: the chunks are committed
+    def watched(job, *args):  # inside the final transaction: the chunks are committed
         reader = open_store(empty)
         events = reader.execute("SELECT count(*) FROM label_events WHERE study_id = ?",
                                 [STUDY]).fetchone()[0]
@@ -415,9 +415,9 @@ def test_a_staged_study_is_invisible_until_its_last_commit(exported: Path, empty
         seen.append((reader.execute("SELECT count(*) FROM studies").fetchone()[0] == 1,
                      events > 0, _study_ids(empty)))
         reader.conn.close()
-        return original(db, *args)
+        return original(job, *args)
 
-    monkeypatch.setattr(archive_module, "_restore_members", watched)
+    monkeypatch.setattr(archive_module._Import, "_restore_members", watched)
     code, text = _cli("import", "study", "--db", empty, "--in", exported, "--actor", LEAD)
     assert code == 0, text
     assert seen == [(True, True, [])]  # written, yet no reader finds the study
@@ -434,7 +434,7 @@ def test_a_killed_study_import_stays_invisible_and_the_next_open_removes_it(
     script = (
         "import os, sys\n"
         "import evalcore.store.study_archive as a\n"
-        "a._restore_members = lambda *args: os._exit(9)\n"
+        "a._Import._restore_members = lambda *args: os._exit(9)\n"
         "from evalcore.cli import main\n"
         f"main(['import', 'study', '--db', {str(empty)!r}, '--in', {str(exported)!r}, "
         f"'--actor', {LEAD!r}])\n")

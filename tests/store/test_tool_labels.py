@@ -11,14 +11,13 @@ from evalcore.cli import main
 from evalcore.io.errors import InputErrors
 from evalcore.io.text_lines import SourceText
 from evalcore.io.tool_labels import parse_tool_labels
-from evalcore.store.exports import ExportRefusedError
+from evalcore.store.exports import ExportRefusedError, export_tool_labels
 from evalcore.store.imports.tool_labels import import_tool_labels
 from evalcore.store.query_reads import query_texts
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.studies import QueryIn
 from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import add_queries
-from evalcore.store.tool_label_exports import export_tool_labels
 from tests.store_fixtures import new_store, table_snapshot
 
 QUEPID = "query,docid,rating\nstar wars,d1,3\nstar wars,d2,0\nalien,d3,1\n"

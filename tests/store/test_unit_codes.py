@@ -27,9 +27,8 @@ from evalcore.analysis.pair_comparison import compare_evaluated_pair
 from evalcore.analysis.run_evaluation import evaluate_run
 from evalcore.compute.batch import ObservationBatch, conflict_code
 from evalcore.contract.evaluation_protocol import EvalProtocol
-from evalcore.live.charts import per_query_figure
+from evalcore.live.charts import per_query_figure, summary_figure
 from evalcore.live.dashboard import LiveDashboard
-from evalcore.live.summary_chart import summary_figure
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
 from evalcore.store.observations import observations_for_run, runs_as_columns

@@ -34,8 +34,8 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.contract.gains import GAIN_VALUES
 
 AlphaMetric = Literal["nominal", "ordinal", "interval"]
@@ -44,7 +44,7 @@ GAIN_CATEGORIES: tuple[int, ...] = GAIN_VALUES
 _DEGENERATE = 1e-12
 
 
-class AgreementResult(BaseModel):
+class AgreementResult(FrozenModel):
     """A coefficient, or why it could not be computed.
 
     ``n_units`` is the number of units that entered the computation (pairable
@@ -52,8 +52,6 @@ class AgreementResult(BaseModel):
     of values they hold. ``observed`` and ``expected`` are the observed and
     expected disagreement (the coefficient is ``1 - observed / expected``).
     """
-
-    model_config = ConfigDict(frozen=True)
 
     coefficient: Literal["cohen_kappa_quadratic", "krippendorff_alpha"]
     metric: str

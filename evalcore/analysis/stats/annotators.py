@@ -1,18 +1,10 @@
-"""Agreement between the annotators of a study, from their labels.
+"""Agreement between the annotators of a study, from their current labels (one
+:class:`AnnotatorLabel` per annotator and unit; adjudications are not a judgement).
 
-Input: each annotator's current label per (query, unit) — one
-:class:`AnnotatorLabel` per annotator per unit (resolve undo/relabel events
-first; adjudications are not an annotator's judgement and should be left
-out). Output: an :class:`AgreementSummary` with
-
-* quadratic-weighted Cohen's kappa for every pair of annotators, over the
-  units both labeled, with the 5 x 5 confusion matrix;
-* Krippendorff's alpha (ordinal, missing values allowed) over every unit
-  labeled by two or more annotators, and per query;
-* the queries whose alpha is below ``low_agreement_threshold`` (default
-  0.667, Krippendorff's lowest level for tentative conclusions) or not
-  computable, flagged;
-* the conflicts: units whose annotators gave different gains.
+:func:`summarize_agreement` gives the quadratic-weighted kappa of every pair of annotators
+with its confusion matrix, ordinal Krippendorff's alpha overall and per query, the queries
+below ``low_agreement_threshold`` (default 0.667, Krippendorff's lowest level for
+tentative conclusions) or not computable, and the units whose annotators disagree.
 """
 
 from collections import defaultdict
@@ -20,8 +12,8 @@ from collections.abc import Iterable
 from itertools import combinations
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 
+from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.stats.agreement import (
     GAIN_CATEGORIES,
     AgreementResult,
@@ -35,10 +27,8 @@ from evalcore.contract.query_order import natural_key
 LOW_AGREEMENT_THRESHOLD = 0.667
 
 
-class AnnotatorLabel(BaseModel):
+class AnnotatorLabel(FrozenModel):
     """One annotator's current gain for one unit of one query."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     unit_id: str
@@ -46,10 +36,8 @@ class AnnotatorLabel(BaseModel):
     gain: Gain
 
 
-class PairAgreement(BaseModel):
+class PairAgreement(FrozenModel):
     """Two annotators on the units both labeled."""
-
-    model_config = ConfigDict(frozen=True)
 
     annotator_a: str
     annotator_b: str
@@ -59,10 +47,8 @@ class PairAgreement(BaseModel):
     confusion: list[list[int]]
 
 
-class QueryAgreement(BaseModel):
+class QueryAgreement(FrozenModel):
     """Krippendorff's alpha over one query's multiply-labeled units."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     n_units: int
@@ -72,10 +58,8 @@ class QueryAgreement(BaseModel):
     why_flagged: str | None = None
 
 
-class Conflict(BaseModel):
+class Conflict(FrozenModel):
     """A unit whose annotators disagree: the candidates for adjudication."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     unit_id: str
@@ -83,10 +67,8 @@ class Conflict(BaseModel):
     spread: int
 
 
-class AgreementSummary(BaseModel):
+class AgreementSummary(FrozenModel):
     """Everything the evaluator-comparison view shows."""
-
-    model_config = ConfigDict(frozen=True)
 
     annotators: list[str]
     n_units_multiply_labeled: int

@@ -35,8 +35,9 @@ from collections.abc import Sequence
 from typing import Literal
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
 from scipy.special import stdtr
+
+from evalcore.analysis.frozen import FrozenModel
 
 #: Up to this many pairs the randomization test enumerates all 2**n sign assignments.
 EXACT_MAX_PAIRS = 20
@@ -56,7 +57,7 @@ TEST_LABELS: dict[str, str] = {
 }
 
 
-class SignificanceResult(BaseModel):
+class SignificanceResult(FrozenModel):
     """The outcome of one paired test, or why it could not be computed.
 
     ``status == "computed"``: ``statistic`` and ``p_value`` are numbers.
@@ -67,8 +68,6 @@ class SignificanceResult(BaseModel):
     set only when random draws were used. ``df`` is the t-test's degrees of
     freedom.
     """
-
-    model_config = ConfigDict(frozen=True)
 
     test: TestName
     status: Literal["computed", "not_computable"]

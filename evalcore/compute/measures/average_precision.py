@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalcore.compute.measures.base import MeasureArrays, population_reasons, ratio
+from evalcore.compute.measures.base import MeasureArrays, population_measure, ratio
 from evalcore.compute.measures.ranking import Cut, segment_cumsum, segment_reduce, segment_sum
 from evalcore.contract.measures import Measure
 
@@ -108,7 +108,6 @@ def compute(cut: Cut, measure: Measure) -> MeasureArrays:
     rc, maybe_ref = cut.n_sure_ref, cut.n_maybe_ref
     w = cut.u_out
     value = ratio(exact, rc, 0.0)
-    reasons = population_reasons(cut, maybe_ref > 0, rc + maybe_ref == 0)
     trec = cut.protocol.trec_eval
     if not (cut.any_unlabeled.any() or cut.any_maybe_conflict.any() or maybe_ref.any()
             or w.any()):
@@ -127,12 +126,5 @@ def compute(cut: Cut, measure: Measure) -> MeasureArrays:
         upper = np.where(np.isfinite(upper), np.minimum(upper, 1.0), 0.0)
         lower = np.where(np.isfinite(lower), lower, 0.0)
         defined = trec | (rc + maybe_ref + cut.n_maybe + w > 0)
-    return MeasureArrays(
-        value=value,
-        reason_bits=reasons,
-        lower=np.where(defined, lower, np.nan),
-        upper=np.where(defined, upper, np.nan),
-        blocking_limit=cut.limit,
-        threshold=cut.threshold,
-        reference_conflicts=True,
-    )
+    no_relevant = rc + maybe_ref == 0
+    return population_measure(cut, value, maybe_ref > 0, no_relevant, (lower, upper, defined))

@@ -101,35 +101,50 @@ def ratio(num: np.ndarray, den: np.ndarray, where_zero: float | np.ndarray) -> n
 
 
 def top_measure(cut: Cut, value: np.ndarray, lower: np.ndarray, upper: np.ndarray,
-                **extra: object) -> MeasureArrays:
-    """A measure of positions 1..k only (P, Success, RBP): blocked by an unlabeled unit
-    or a conflict across the threshold in 1..k, with the given bounds."""
+                **fields: object) -> MeasureArrays:
+    """A measure of positions 1..k only (P, RR, Success, RBP, Judged) with the given bounds:
+    blocked by an unlabeled unit or a conflict across the threshold in 1..k, and blocking
+    before rank k + 1, unless ``fields`` give its own ``reason_bits`` / ``blocking_limit``."""
+    if "reason_bits" not in fields:
+        fields["reason_bits"] = reason_bits(
+            (Reason.UNLABELED_RETURNED, cut.any_unlabeled),
+            (Reason.LABEL_CONFLICT, cut.any_maybe_conflict),
+        )
+    fields.setdefault("blocking_limit", cut.limit)
+    return MeasureArrays(value=value, lower=lower, upper=upper, threshold=cut.threshold,
+                         **fields)  # type: ignore[arg-type]
+
+
+def population_measure(
+    cut: Cut,
+    value: np.ndarray,
+    conflict: np.ndarray,
+    no_relevant: np.ndarray,
+    bounds: tuple[np.ndarray, np.ndarray, np.ndarray],
+    conflict_rule: ConflictRule = "relevance",
+) -> MeasureArrays:
+    """A measure against the whole relevant population (R, nDCG, AP).
+
+    Its reasons: an unlabeled unit in 1..k, a reference unit in ``conflict``, a population
+    not declared complete, and ``no_relevant`` (dropped under ``trec_eval``: the measure is
+    then 0 there). ``bounds`` is (lower, upper, defined): the bounds hold only where some
+    completion of the unknowns defines the measure (NaN elsewhere).
+    """
+    if cut.protocol.trec_eval:
+        no_relevant = np.zeros_like(no_relevant)
+    lower, upper, defined = bounds
     return MeasureArrays(
         value=value,
         reason_bits=reason_bits(
             (Reason.UNLABELED_RETURNED, cut.any_unlabeled),
-            (Reason.LABEL_CONFLICT, cut.any_maybe_conflict),
+            (Reason.LABEL_CONFLICT, conflict),
+            (Reason.POPULATION_INCOMPLETE, ~cut.ranking.population_complete),
+            (Reason.NO_RELEVANT_UNITS, no_relevant),
         ),
-        lower=lower,
-        upper=upper,
+        lower=np.where(defined, lower, np.nan),
+        upper=np.where(defined, upper, np.nan),
         blocking_limit=cut.limit,
         threshold=cut.threshold,
-        **extra,  # type: ignore[arg-type]
-    )
-
-
-def population_reasons(
-    cut: Cut, conflict: np.ndarray, no_relevant: np.ndarray
-) -> np.ndarray:
-    """Reasons of a measure against the whole relevant population (R, nDCG, AP).
-
-    ``no_relevant`` is dropped under ``trec_eval`` (the measure is then 0 there).
-    """
-    if cut.protocol.trec_eval:
-        no_relevant = np.zeros_like(no_relevant)
-    return reason_bits(
-        (Reason.UNLABELED_RETURNED, cut.any_unlabeled),
-        (Reason.LABEL_CONFLICT, conflict),
-        (Reason.POPULATION_INCOMPLETE, ~cut.ranking.population_complete),
-        (Reason.NO_RELEVANT_UNITS, no_relevant),
+        conflict_rule=conflict_rule,
+        reference_conflicts=True,
     )

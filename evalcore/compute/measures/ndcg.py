@@ -42,7 +42,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from evalcore.compute.measures.base import MeasureArrays, population_reasons, ratio
+from evalcore.compute.measures.base import MeasureArrays, population_measure, ratio
 from evalcore.compute.measures.ranking import (
     Cut,
     discounts,
@@ -178,17 +178,9 @@ def compute(cut: Cut, measure: Measure) -> MeasureArrays:
     value = ratio(dcg_low, idcg_low, 0.0)
     trec = cut.protocol.trec_eval
     if not (cut.any_unlabeled.any() or r.has_conflict or outside.any() or too_many.any()):
-        bounds = np.where(trec | (idcg_low > 0), value, np.nan)
-        return MeasureArrays(
-            value=value,
-            reason_bits=population_reasons(cut, np.zeros(n, dtype=bool), idcg_low <= 0),
-            lower=bounds,
-            upper=bounds,
-            blocking_limit=cut.limit,
-            threshold=cut.threshold,
-            conflict_rule="gain",
-            reference_conflicts=True,
-        )
+        no_conflict = np.zeros(n, dtype=bool)
+        bounds = (value, value, trec | (idcg_low > 0))
+        return population_measure(cut, value, no_conflict, idcg_low <= 0, bounds, "gain")
     # G: the counted positions of unknown gain; only they differ between the extremes.
     g = np.flatnonzero(cut.counted & (cut.low != cut.high))
     gq, d = cut.query[g], weight[g]
@@ -219,13 +211,5 @@ def compute(cut: Cut, measure: Measure) -> MeasureArrays:
     # Some completion has IDCG > 0 (the measure defined) unless every gain is 0 at its highest.
     defined = trec | too_many | (idcg_high > 0)
     known_ideal = idcg_from_counts(r.label_levels_high, cut.k, table, disc)
-    return MeasureArrays(
-        value=value,
-        reason_bits=population_reasons(cut, conflict, known_ideal <= 0),
-        lower=np.where(defined, np.minimum(lower, upper), np.nan),
-        upper=np.where(defined, upper, np.nan),
-        blocking_limit=cut.limit,
-        threshold=cut.threshold,
-        conflict_rule="gain",
-        reference_conflicts=True,
-    )
+    bounds = (np.minimum(lower, upper), upper, defined)
+    return population_measure(cut, value, conflict, known_ideal <= 0, bounds, "gain")

@@ -29,9 +29,7 @@ unbounded): the bounds are tight.
 
 from __future__ import annotations
 
-import numpy as np
-
-from evalcore.compute.measures.base import MeasureArrays, population_reasons, ratio
+from evalcore.compute.measures.base import MeasureArrays, population_measure, ratio
 from evalcore.compute.measures.ranking import Cut
 from evalcore.contract.measures import Measure
 
@@ -48,12 +46,5 @@ def compute(cut: Cut, measure: Measure) -> MeasureArrays:
     lower = ratio(a, rc + v + w, 0.0 if trec else 1.0)
     upper = ratio(a + u, rc + u, 0.0)
     defined = trec | (rc + maybe_ref + u + w > 0)
-    return MeasureArrays(
-        value=value,
-        reason_bits=population_reasons(cut, maybe_ref > 0, rc + maybe_ref == 0),
-        lower=np.where(defined, lower, np.nan),
-        upper=np.where(defined, upper, np.nan),
-        blocking_limit=cut.limit,
-        threshold=cut.threshold,
-        reference_conflicts=True,
-    )
+    no_relevant = rc + maybe_ref == 0
+    return population_measure(cut, value, maybe_ref > 0, no_relevant, (lower, upper, defined))

@@ -48,16 +48,8 @@ def reciprocal_rank(cut: Cut, measure: Measure) -> MeasureArrays:
     value = np.where(found, 1.0 / np.maximum(first_rel, 1), 0.0)
     first_unknown = first_rank(cut.query, cut.rank, cut.maybe | cut.unlabeled, n)
     upper = np.where(unlabeled | conflict, 1.0 / np.maximum(first_unknown, 1), value)
-    return MeasureArrays(
-        value=value,
-        reason_bits=reason_bits(
-            (Reason.UNLABELED_RETURNED, unlabeled), (Reason.LABEL_CONFLICT, conflict)
-        ),
-        lower=value,
-        upper=upper,
-        blocking_limit=limit,
-        threshold=cut.threshold,
-    )
+    bits = reason_bits((Reason.UNLABELED_RETURNED, unlabeled), (Reason.LABEL_CONFLICT, conflict))
+    return top_measure(cut, value, value, upper, reason_bits=bits, blocking_limit=limit)
 
 
 def success(cut: Cut, measure: Measure) -> MeasureArrays:
@@ -101,13 +93,5 @@ def judged(cut: Cut, measure: Measure) -> MeasureArrays:
     do not change it (it measures the labels, not the protocol's reading of them).
     Unavailable only when the observation is invalid (section 3).
     """
-    n = cut.n
     value = counts_in(cut.offsets, cut.judged & cut.counted) / cut.k
-    return MeasureArrays(
-        value=value,
-        reason_bits=np.zeros(n, dtype=np.uint8),
-        lower=value,
-        upper=value,
-        blocking_limit=cut.limit,
-        threshold=cut.threshold,
-    )
+    return top_measure(cut, value, value, value, reason_bits=np.zeros(cut.n, dtype=np.uint8))

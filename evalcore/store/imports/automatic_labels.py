@@ -2,7 +2,7 @@
 
 ``evalcore import labels PATH --automatic NAME --format qrels|csv|jsonl``. The file is
 read by the human label readers (:func:`evalcore.io.trec.parse_qrels`,
-:func:`evalcore.io.csv_labels.parse_labels_csv`, :func:`evalcore.io.labels_jsonl.parse_labels_jsonl`:
+:func:`evalcore.io.label_rows.parse_labels`:
 every error with file, line and field, gain maps, compressed files) and then checked as
 one source's judgments: a row of another kind than ``label`` (an undo, an adjudication)
 is refused, a (query, unit) judged twice alike is one label and a warning, judged twice
@@ -24,9 +24,8 @@ from typing import Literal
 import sqlite_utils
 
 from evalcore.access.roles import Permission
-from evalcore.io.csv_labels import parse_labels_csv
-from evalcore.io.errors import ErrorLog, InputError, InputErrors
-from evalcore.io.labels_jsonl import parse_labels_jsonl
+from evalcore.io.errors import ErrorLog, InputErrors
+from evalcore.io.label_rows import parse_labels
 from evalcore.io.text_lines import SourceText
 from evalcore.io.trec import parse_qrels
 from evalcore.store.authorize import authorize
@@ -69,8 +68,7 @@ def _rows(text: SourceText, fmt: AutomaticFormat, gain_map: Mapping[int, int] | 
         rows = [(None, q, d, g) for q in qrels.doc_ids
                 for d, g in zip(qrels.doc_ids[q], qrels.gains[q], strict=True)]
         return rows, list(qrels.notes), text.notes()
-    parse = parse_labels_csv if fmt == "csv" else parse_labels_jsonl
-    parsed = parse(text, default_annotator="automatic", gain_map=gain_map)
+    parsed = parse_labels(text, fmt, default_annotator="automatic", gain_map=gain_map)
     log = ErrorLog(text.name)
     for r in parsed.rows:
         if r.kind != "label" or r.gain is None:
@@ -118,8 +116,8 @@ def import_automatic_labels(
     text = load_source(source)
     rows, warnings, notes = _rows(text, format, gain_map)
     if not rows:
-        raise InputErrors([InputError(file=text.name, message="no automatic judgments in the file",
-                                      hint="one line per judged unit: query, unit, gain")])
+        raise InputErrors.one(text.name, "no automatic judgments in the file",
+                              "one line per judged unit: query, unit, gain")
     refuse_long_ids((i for _, q, u, _ in rows for i in (q, u)), file=text.name, source=text)
     with write_transaction(db):  # refused before anything is staged
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)

@@ -26,16 +26,14 @@ import sqlite_utils
 
 from evalcore.access.roles import Permission
 from evalcore.contract.limits import DEFAULT_LIMITS, ReadLimits
-from evalcore.io.beir import read_beir_folder
+from evalcore.io.beir import BeirFolder, read_beir_folder
 from evalcore.io.clock import utc_now_iso
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.progress import reporter
 from evalcore.store.authorize import authorize, authorize_corpus_write
 from evalcore.store.corpora import corpus_owner
-from evalcore.store.corpus import upsert_document_rows
-from evalcore.store.document_imports import begin_import, current, discard_import, publish_import
+from evalcore.store.document_imports import begin_import, discard_import, publish_import
 from evalcore.store.document_replacements import remove_superseded
-from evalcore.store.hashing import content_hash
 from evalcore.store.imports.common import (
     SHOWN_UNKNOWN,
     ImportSummary,
@@ -44,6 +42,7 @@ from evalcore.store.imports.common import (
     mark_queries_complete,
     write_label_events,
 )
+from evalcore.store.imports.documents import write_documents
 from evalcore.store.staged_documents import StagedDocuments
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import open_study
@@ -87,7 +86,7 @@ def import_beir(
         def check(existing_owners: set[str | None] | None) -> None:
             authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
             if not allow_unknown_ids:
-                _check_queries(db, study_id, beir.queries, beir.qrels, beir.qrels_files)
+                _check_queries(db, study_id, beir)
             judged = {e.unit_id for e in events}
             check_known_ids(db, study.corpus_id, judged,
                             file=str(Path(folder) / "qrels"), what="corpus-id",
@@ -103,12 +102,7 @@ def import_beir(
 
         def append(documents: int, changed: int) -> None:
             """Everything but the documents, inside the final write transaction."""
-            summary.documents = documents
-            if changed:
-                summary.warnings.append(
-                    f"{changed} document(s) already in corpus {study.corpus_id!r} had other content "
-                    "and were updated (their content hash changed)"
-                )
+            summary.count_documents(study.corpus_id, documents, changed)
             db.conn.executemany(
                 "INSERT INTO queries (study_id, query_id, text) VALUES (?, ?, ?) "
                 "ON CONFLICT (study_id, query_id) DO UPDATE SET text = excluded.text",
@@ -127,7 +121,7 @@ def import_beir(
         if staged is None:  # inside the caller's transaction: one transaction, as it always was
             with write_transaction(db):
                 check(None)
-                append(*_write_documents(db, study.corpus_id, beir.documents, owner))
+                append(*write_documents(db, study.corpus_id, beir.documents, owner))
             return summary
         check(staged.stored_owner_orgs(study.corpus_id))  # refuse before writing anything
         import_id = begin_import(db, study.corpus_id)
@@ -148,44 +142,20 @@ def import_beir(
         return summary
 
 
-def _check_queries(
-    db: sqlite_utils.Database,
-    study_id: str,
-    queries: dict[str, str],
-    qrels: dict,
-    files: dict[str, str],
-) -> None:
-    stored = {r[0] for r in db.execute("SELECT query_id FROM queries WHERE study_id = ?",
-                                       [study_id])}
+def _check_queries(db: sqlite_utils.Database, study_id: str, beir: BeirFolder) -> None:
+    """Every judged query is in ``queries.jsonl`` or the study (an InputError per split)."""
+    known = set(beir.queries) | {r[0] for r in db.execute(
+        "SELECT query_id FROM queries WHERE study_id = ?", [study_id])}
     errors: list[InputError] = []
-    for split, judgments in qrels.items():
-        unknown = list(dict.fromkeys(
-            j.query_id for j in judgments if j.query_id not in queries and j.query_id not in stored
-        ))
+    for split, judgments in beir.qrels.items():
+        unknown = list(dict.fromkeys(j.query_id for j in judgments if j.query_id not in known))
         if unknown:
             shown = ", ".join(unknown[:SHOWN_UNKNOWN])
             more = f" and {len(unknown) - SHOWN_UNKNOWN} more" if len(unknown) > SHOWN_UNKNOWN else ""
             errors.append(InputError(
-                file=files[split], field="query-id",
+                file=beir.qrels_files[split], field="query-id",
                 message=f"{len(unknown)} query id(s) not in queries.jsonl: {shown}{more}",
                 hint="add the queries, or pass --allow-unknown-ids"))
     if errors:
         raise InputErrors(errors)
 
-
-def _write_documents(
-    db: sqlite_utils.Database, corpus_id: str, documents: dict[str, tuple[str, str]],
-    owner_org: str | None,
-) -> tuple[int, int]:
-    """Upsert the documents; return (written, existing ones whose content changed)."""
-    now = utc_now_iso()
-    rows = [(corpus_id, d, t, x, owner_org, now, content_hash(t, x))
-            for d, (t, x) in documents.items()]
-    existing = dict(db.execute(
-        f"SELECT doc_id, content_hash FROM documents WHERE corpus_id = ? AND {current()}",
-        [corpus_id]
-    ).fetchall()) if rows else {}
-    changed = sum(1 for r in rows if r[1] in existing and existing[r[1]] != r[6])
-    unchanged = {r[1] for r in rows if existing.get(r[1]) == r[6]}
-    upsert_document_rows(db, (r for r in rows if r[1] not in unchanged), keep_owner=True)
-    return len(rows) - len(unchanged), changed

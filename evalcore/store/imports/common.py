@@ -20,7 +20,7 @@ from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
 from evalcore.contract.limits import DEFAULT_LIMITS, MAX_ID_CHARS, ReadLimits, clipped, too_long
 from evalcore.io.clock import utc_now_iso
-from evalcore.io.errors import InputError, InputErrors
+from evalcore.io.errors import InputErrors
 from evalcore.io.text_lines import SourceText, first_line_of, read_source
 from evalcore.store.audit import record_audit
 from evalcore.store.completeness import append_completeness_event, completeness_states
@@ -69,6 +69,20 @@ class ImportSummary(BaseModel):
             out.append(f"  reopened (new relevant labels): {', '.join(self.reopened)}")
         out.extend(f"  warning: {w}" for w in self.warnings)
         return out
+
+    def count_documents(self, corpus_id: str, written: int, changed: int) -> None:
+        """``written`` documents, ``changed`` of them stored before with other content."""
+        self.documents = written
+        if changed:
+            self.warnings.append(f"{changed} document(s) already in corpus {corpus_id!r} had "
+                                 "other content and were updated (their content hash changed)")
+
+    def refuse_run_taken(self, db: sqlite_utils.Database, hint: str) -> None:
+        """InputErrors if the study has a run named as the one this import writes."""
+        if exists(db, "SELECT 1 FROM runs WHERE study_id = ? AND name = ?",
+                  [self.study_id, self.run]):
+            raise InputErrors.one(self.source, f"run {self.run!r} already exists in study "
+                                  f"{self.study_id!r}", hint)
 
     def audit(self, db: sqlite_utils.Database, actor: str, **extra: object) -> None:
         """The import's ``import.<kind>`` audit row: this summary (not its warnings) and
@@ -141,14 +155,10 @@ def check_known_ids(
     if unknown:
         shown = clipped(", ".join(unknown[:SHOWN_UNKNOWN]))
         more = f" and {len(unknown) - SHOWN_UNKNOWN} more" if len(unknown) > SHOWN_UNKNOWN else ""
-        raise InputErrors([
-            InputError(
-                file=file,
-                line=first_line_of(source, unknown[0]) if source is not None else None,
-                message=f"{len(unknown)} {what} id(s) not in corpus {corpus_id!r}: {shown}{more}",
-                hint="import the documents first, fix the ids, or pass --allow-unknown-ids",
-            )
-        ])
+        raise InputErrors.one(
+            file, f"{len(unknown)} {what} id(s) not in corpus {corpus_id!r}: {shown}{more}",
+            "import the documents first, fix the ids, or pass --allow-unknown-ids",
+            line=first_line_of(source, unknown[0]) if source is not None else None)
 
 
 def refuse_long_ids(
@@ -158,10 +168,10 @@ def refuse_long_ids(
     ``source`` it was read from): no such id is stored or echoed whole."""
     for value in ids:
         if len(value) > MAX_ID_CHARS:
-            raise InputErrors([InputError(
-                file=file, line=first_line_of(source, value) if source is not None else None,
-                message=too_long(value, MAX_ID_CHARS, f"a {what} id" if what else "an id") or "",
-                hint="is this the right file? ids are names, not text")])
+            raise InputErrors.one(
+                file, too_long(value, MAX_ID_CHARS, f"a {what} id" if what else "an id") or "",
+                "is this the right file? ids are names, not text",
+                line=first_line_of(source, value) if source is not None else None)
 
 
 def register_queries(

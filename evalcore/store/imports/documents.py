@@ -11,6 +11,7 @@ protocol names, can see them. One audit entry (``import.documents``).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from os import PathLike
 
 import sqlite_utils
@@ -68,36 +69,25 @@ def import_documents(
         authorize_corpus_write(db, corpus_id=study.corpus_id, actor=actor,
                                owner_orgs={owner_org}, doc_ids=parsed.documents)
         reporter().stage(f"writing {len(parsed.documents):,} documents")
-        summary.documents, changed = write_documents(db, study.corpus_id, parsed, owner_org)
-        if changed:
-            summary.warnings.append(
-                f"{changed} document(s) already in corpus {study.corpus_id!r} had other content "
-                "and were updated (their content hash changed)")
+        summary.count_documents(study.corpus_id, *write_documents(
+            db, study.corpus_id, parsed.documents, owner_org))
         summary.rows = len(parsed.documents)
         summary.audit(db, actor, owner_org=owner_org)
     return summary
 
 
-def write_documents(
-    db: sqlite_utils.Database, corpus_id: str, parsed: DocumentSet, owner_org: str | None
-) -> tuple[int, int]:
-    """Upsert the documents (the one place this import writes them); return (written, changed).
-
-    A new document belongs to ``owner_org``; an existing one keeps its owner.
-    """
+def write_documents(db: sqlite_utils.Database, corpus_id: str,
+                    documents: Mapping[str, tuple[str, str]], owner_org: str | None
+                    ) -> tuple[int, int]:
+    """Upsert the documents (doc id -> title, text) but those stored with the same content;
+    return (written, existing ones whose content changed). A new document belongs to
+    ``owner_org``; an existing one keeps its owner."""
     now = utc_now_iso()
+    rows = [(corpus_id, d, t, x, owner_org, now, content_hash(t, x))
+            for d, (t, x) in documents.items()]
     existing = dict(db.execute(
         f"SELECT doc_id, content_hash FROM documents WHERE corpus_id = ? AND {current()}",
-        [corpus_id]
-    ).fetchall())
-    rows = []
-    changed = 0
-    for doc_id, (title, text) in parsed.documents.items():
-        digest = content_hash(title, text)
-        before = existing.get(doc_id)
-        if before == digest:
-            continue
-        changed += before is not None
-        rows.append((corpus_id, doc_id, title, text, owner_org, now, digest))
-    upsert_document_rows(db, rows, keep_owner=True)
-    return len(rows), changed
+        [corpus_id]).fetchall()) if rows else {}
+    written = [r for r in rows if existing.get(r[1]) != r[6]]
+    upsert_document_rows(db, written, keep_owner=True)
+    return len(written), sum(1 for r in written if r[1] in existing)

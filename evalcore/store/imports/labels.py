@@ -1,6 +1,6 @@
 """Import labels from CSV (``query_id,unit_id,gain[,annotator]``) or labels JSONL.
 
-Parsing: :mod:`evalcore.io.csv_labels` / :mod:`evalcore.io.labels_jsonl`. A
+Parsing: :func:`evalcore.io.label_rows.parse_labels`. A
 snapshot file gives one ``label`` event per row (default annotator
 ``csv:<file name>`` / ``jsonl:<file name>``); an event log (as exported by
 ``evalcore export labels``) is replayed row by row, keeping each event's
@@ -27,10 +27,8 @@ import sqlite_utils
 
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
-from evalcore.io.csv_labels import parse_labels_csv
 from evalcore.io.errors import InputError, InputErrors
-from evalcore.io.label_rows import LabelRow
-from evalcore.io.labels_jsonl import parse_labels_jsonl
+from evalcore.io.label_rows import LabelRow, parse_labels
 from evalcore.store.imports.common import (
     ImportSummary,
     NewEvent,
@@ -60,8 +58,7 @@ def import_labels(
     study = get_study(db, study_id)
     text = load_source(source)
     default = annotator or f"{format}:{Path(text.name).name}"
-    parse = parse_labels_csv if format == "csv" else parse_labels_jsonl
-    parsed = parse(text, default_annotator=default, gain_map=gain_map)
+    parsed = parse_labels(text, format, default_annotator=default, gain_map=gain_map)
     _refuse_claims(parsed.rows, file=text.name, default=default, keep=keep_annotators)
     events = [
         NewEvent(r.query_id, r.unit_id, r.kind, r.gain, r.annotator,

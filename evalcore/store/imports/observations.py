@@ -30,7 +30,7 @@ from pathlib import Path
 import sqlite_utils
 
 from evalcore.access.roles import Permission
-from evalcore.io.errors import ErrorLog, InputError, InputErrors
+from evalcore.io.errors import ErrorLog
 from evalcore.io.observations_jsonl import parse_observations
 from evalcore.io.text_lines import numbered_lines
 from evalcore.store.imports.common import (
@@ -120,11 +120,9 @@ def import_observations(
                             notes=text.notes())
     with write_transaction(db):
         handle = open_study(db, study_id, actor, Permission.IMPORT)
-        if name and db.execute("SELECT 1 FROM runs WHERE study_id = ? AND name = ?",
-                               [study_id, name]).fetchone():
-            raise InputErrors([InputError(
-                file=text.name, message=f"run {name!r} already exists in study {study_id!r}",
-                hint="choose another name with --run, or --run '' to import labels only")])
+        if name:
+            summary.refuse_run_taken(db, "choose another name with --run, or --run '' to import "
+                                         "labels only")
         check_known_ids(
             db, study.corpus_id,
             [*(e.unit_id for e in events), *(u for o in observations for u in o.returned_ids)],

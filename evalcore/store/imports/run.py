@@ -9,24 +9,20 @@ tag, else to the file name without extension; a name already used in the study
 is refused. Doc ids unknown to a non-empty corpus are refused unless
 ``allow_unknown_ids``.
 
-All or nothing, without blocking annotators: the run is staged (invisible),
-written in chunks in key order (sized by :class:`evalcore.store.staging.Pacer` to hold the
-write lock about 40 ms), each in its own short write transaction (``synchronous = NORMAL`` and a WAL checkpoint between chunks:
-:func:`evalcore.store.staging.bulk_writes`), and made visible by one small final
-commit (``synchronous = FULL``; :mod:`evalcore.store.staging`). A failure discards the staged rows; a killed
-process's are discarded by the next ``open_store``.
+All or nothing, without blocking annotators: the run is staged (invisible), written in
+paced chunks in key order and made visible by one small final commit
+(:mod:`evalcore.store.staging`).
 """
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 
 import sqlite_utils
 
 from evalcore.access.roles import Permission
-from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.progress import reporter
 from evalcore.io.trec import TrecRun, parse_run
 from evalcore.store.audit import record_audit
@@ -40,7 +36,13 @@ from evalcore.store.imports.common import (
     source_stem,
 )
 from evalcore.store.runs import publish_run, stage_run, write_run_results
-from evalcore.store.staging import Pacer, bulk_writes, discard_staged_run
+from evalcore.store.staging import (
+    Pacer,
+    bulk_writes,
+    discard_staged_run,
+    paced_writes,
+    whole_query_chunks,
+)
 from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
 
@@ -85,11 +87,7 @@ def import_run(
             "trec_eval does"
         )
     # Read-only checks before any write lock is taken.
-    if db.execute("SELECT 1 FROM runs WHERE study_id = ? AND name = ?",
-                  [study_id, run_name]).fetchone():
-        raise InputErrors([InputError(
-            file=text.name, message=f"run {run_name!r} already exists in study {study_id!r}",
-            hint="choose another name with --name")])
+    summary.refuse_run_taken(db, "choose another name with --name")
     check_known_ids(db, study.corpus_id, (d for docs in run.doc_ids.values() for d in docs),
                     file=text.name, what="document", allow_unknown=allow_unknown_ids,
                     source=text)
@@ -102,13 +100,9 @@ def import_run(
         pacer = Pacer()
         progress = reporter()
         progress.stage(f"writing run {run_name}", run.n_rows, "rows")
-        with bulk_writes(db):
-            for chunk in _whole_query_chunks(_rows(run), pacer):
-                with write_transaction(db):  # one short transaction per chunk: others queue briefly
-                    started = time.perf_counter()  # BEGIN IMMEDIATE returned: the lock is held
-                    write_run_results(db, run_id, chunk)
-                pacer.after_chunk(db, len(chunk), time.perf_counter() - started)
-                progress.advance(len(chunk))
+        with bulk_writes(db):  # one short transaction per chunk: others queue briefly
+            paced_writes(db, pacer, whole_query_chunks(_rows(run), pacer),
+                         partial(write_run_results, db, run_id), lambda n, _: progress.advance(n))
         summary.results = run.n_rows
         summary.queries = len(run.doc_ids)
         with write_transaction(db):  # the one small commit that makes the whole run visible
@@ -121,17 +115,3 @@ def import_run(
         raise
     return summary
 
-
-def _whole_query_chunks(
-    rows: Iterator[tuple[str, int, str, float]], pacer: Pacer
-) -> Iterator[list[tuple[str, int, str, float]]]:
-    """Rows in chunks of about ``pacer.rows``, never splitting a query (its ranking is packed
-    whole)."""
-    chunk: list[tuple[str, int, str, float]] = []
-    for row in rows:
-        if len(chunk) >= pacer.rows and row[0] != chunk[-1][0]:
-            yield chunk
-            chunk = []
-        chunk.append(row)
-    if chunk:
-        yield chunk

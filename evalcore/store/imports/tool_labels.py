@@ -18,7 +18,7 @@ from pathlib import Path
 import sqlite_utils
 
 from evalcore.access.roles import Permission
-from evalcore.io.errors import InputError, InputErrors
+from evalcore.io.errors import InputErrors
 from evalcore.io.text_lines import SourceText
 from evalcore.io.tool_labels import ToolFormat, ToolRating, parse_tool_labels
 from evalcore.store.imports.common import (
@@ -89,9 +89,8 @@ def _query_ids(study: Study, ratings: list[ToolRating], fmt: str, name: str) -> 
     ambiguous = {t: ids for t, ids in by_text.items() if len(ids) > 1}
     if ambiguous:
         text, ids = next(iter(ambiguous.items()))
-        raise InputErrors([InputError(
-            file=name, field="query",
-            message=f"{len(ambiguous)} query text(s) match several stored queries, e.g. "
-                    f"{text!r}: {', '.join(sorted(ids))}",
-            hint="give the queries distinct texts, or use a format that names query ids")])
+        raise InputErrors.one(
+            name, f"{len(ambiguous)} query text(s) match several stored queries, e.g. "
+            f"{text!r}: {', '.join(sorted(ids))}",
+            "give the queries distinct texts, or use a format that names query ids", field="query")
     return {q: by_text[q][0] if q in by_text else q for q in named}

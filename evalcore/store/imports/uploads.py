@@ -23,7 +23,7 @@ import sqlite_utils
 
 from evalcore.contract.limits import DEFAULT_LIMITS, ReadLimits
 from evalcore.io.documents import DocumentFields, documents_from_bytes, resolve_format
-from evalcore.io.errors import InputError, InputErrors
+from evalcore.io.errors import InputErrors
 from evalcore.io.queries import QueryFields
 from evalcore.io.records import AUTO, Layout
 from evalcore.io.text_lines import source_from_bytes
@@ -88,10 +88,9 @@ def import_upload(
     """
     name = display_name(filename)
     if len(data) > max_bytes:
-        raise InputErrors([InputError(
-            file=name, message=f"the upload is {len(data) / 1024**2:,.1f} MiB; uploads are "
-            f"limited to {max_bytes / 1024**2:,.0f} MiB", hint="import a larger file from the "
-            "command line (evalcore import ...), which reads it from disk")])
+        raise InputErrors.one(name, f"the upload is {len(data) / 1024**2:,.1f} MiB; uploads are "
+                              f"limited to {max_bytes / 1024**2:,.0f} MiB", "import a larger file "
+                              "from the command line (evalcore import ...), which reads it from disk")
     # the options every kind of labels, run or BEIR import takes
     common = {"study_id": study_id, "actor": actor, "allow_unknown_ids": allow_unknown_ids}
     annotator = annotator or None
@@ -151,9 +150,8 @@ def extract_beir_zip(data: bytes, name: str, workdir: Path, *,
     extract_zip(data, name, workdir, max_unzipped=limits.max_unpacked_bytes)
     corpora = sorted(workdir.rglob("corpus.jsonl"), key=lambda p: len(p.parts))
     if not corpora:
-        raise InputErrors([InputError(
-            file=name, message="the zip holds no corpus.jsonl",
-            hint="a BEIR folder has corpus.jsonl, queries.jsonl and qrels/<split>.tsv")])
+        raise InputErrors.one(name, "the zip holds no corpus.jsonl",
+                              "a BEIR folder has corpus.jsonl, queries.jsonl and qrels/<split>.tsv")
     return corpora[0].parent
 
 
