@@ -101,7 +101,7 @@ def pin_protocol(
                 "immutable, choose another name"
             )
         _check_reference_version(handle, protocol.reference_version)
-        rows = visible_documents(db, visibility)
+        rows = list(visible_documents(db, visibility))
         if not rows:
             raise ValueError(
                 f"the protocol sees no document of corpus {study.corpus_id!r}: none is owned by "

@@ -41,24 +41,12 @@ def record_refusal(
         cursor = db.execute(
             "INSERT INTO retrieval_refusals (study_id, protocol, run_name, created_at, actor, "
             "message, detail_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                study_id,
-                protocol,
-                run_name,
-                utc_now_iso(),
-                actor,
-                message,
-                json.dumps(detail, sort_keys=True),
-            ],
+            [study_id, protocol, run_name, utc_now_iso(), actor, message,
+             json.dumps(detail, sort_keys=True)],
         )
         refusal_id = int(cursor.lastrowid)
-        record_audit(
-            db,
-            actor=actor,
-            action="lexical.refused",
-            study_id=study_id,
-            detail={"protocol": protocol, "run": run_name, "refusal_id": refusal_id},
-        )
+        record_audit(db, actor=actor, action="lexical.refused", study_id=study_id,
+                     detail={"protocol": protocol, "run": run_name, "refusal_id": refusal_id})
     return refusal_id
 
 
