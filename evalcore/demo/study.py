@@ -19,10 +19,10 @@ fixed, hash-chosen share of units, which is where the conflicts come from.
 import hashlib
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
 from evalcore.annotation.pool import query_pool
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.demo.corpus import (
     HOSTILE_DOC_ID,
@@ -84,8 +84,7 @@ RUN_PROTOCOLS: dict[str, dict] = {
 }
 
 
-class DemoSummary(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class DemoSummary(FrozenModel):
 
     created: bool
     study_id: str

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
+from evalcore.contract.frozen import FrozenModel
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
@@ -40,10 +40,8 @@ CHUNK = 5_000
 SourceLabels = dict[tuple[str, str], int]
 
 
-class AutomaticSource(BaseModel):
+class AutomaticSource(FrozenModel):
     """One automatic source of a study: its current labels and its latest import."""
-
-    model_config = ConfigDict(frozen=True)
 
     source: str
     #: Units with a current label of this source.

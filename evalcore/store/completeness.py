@@ -10,10 +10,10 @@ returns ``None``.
 from typing import Literal
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.limits import MAX_NOTE_CHARS, require_fits
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import require_known_study
@@ -24,8 +24,7 @@ from evalcore.store.transaction import write_transaction
 CompletenessState = Literal["complete", "reopened"]
 
 
-class CompletenessEvent(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class CompletenessEvent(FrozenModel):
 
     event_id: int
     study_id: str
@@ -137,11 +136,9 @@ def completeness_history(study: Study, query_id: str) -> list[CompletenessEvent]
     return _events(study, query_id, "event_id")
 
 
-class ClaimWithdrawal(BaseModel):
+class ClaimWithdrawal(FrozenModel):
     """A query's completeness claim, withdrawn and not made again: who claimed the relevant
     set complete and when, and who or what label withdrew the claim, when and why."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     claimed_by: str

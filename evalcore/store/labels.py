@@ -17,10 +17,10 @@ from operator import itemgetter
 from typing import Literal
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.limits import MAX_NOTE_CHARS, require_fits, without_nul
 from evalcore.io.clock import utc_now_iso
@@ -34,10 +34,8 @@ from evalcore.store.transaction import write_transaction
 LabelKind = Literal["label", "undo", "adjudicate"]
 
 
-class LabelEvent(BaseModel):
+class LabelEvent(FrozenModel):
     """One stored label event."""
-
-    model_config = ConfigDict(frozen=True)
 
     event_id: int
     study_id: str
@@ -314,14 +312,12 @@ def has_labels_from(study: Study, source: str) -> bool:
                   "LIMIT 1", [study.study_id, source])
 
 
-class UnitJudgements(BaseModel):
+class UnitJudgements(FrozenModel):
     """The events that count on one unit: each annotator's current label, the latest adjudication.
 
     Current labels follow the resolution rule (:func:`evalcore.store.resolution.replay_unit`):
     an undone label is not current. Their notes and times are what a reviewer reads.
     """
-
-    model_config = ConfigDict(frozen=True)
 
     unit_id: str
     #: annotator -> their current ``label`` event (annotator order).

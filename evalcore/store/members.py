@@ -15,7 +15,6 @@ organisation members and their roles by the organisation's admins and owners
 """
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.decisions import named_user, viewer_id
 from evalcore.access.identity import normalise_user_id
@@ -28,6 +27,7 @@ from evalcore.access.organisations import (
     decide_study_member_joins,
 )
 from evalcore.access.roles import Permission, RoleName, check_role
+from evalcore.contract.frozen import FrozenModel
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import (
@@ -58,10 +58,8 @@ from evalcore.store.study_setup import create_study
 from evalcore.store.transaction import write_transaction
 
 
-class Member(BaseModel):
+class Member(FrozenModel):
     """One member of a study."""
-
-    model_config = ConfigDict(frozen=True)
 
     study_id: str
     user_id: str
@@ -168,10 +166,8 @@ def remove_member(db: sqlite_utils.Database, *, study_id: str, user: str, actor:
     return True
 
 
-class OrgMember(BaseModel):
+class OrgMember(FrozenModel):
     """One member of an organisation."""
-
-    model_config = ConfigDict(frozen=True)
 
     org_id: str
     user_id: str

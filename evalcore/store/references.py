@@ -14,9 +14,9 @@ import hashlib
 import json
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.limits import MAX_NAME_CHARS, require_fits
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
@@ -28,8 +28,7 @@ from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
 
 
-class ReferenceVersion(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class ReferenceVersion(FrozenModel):
 
     study_id: str
     name: str

@@ -4,8 +4,8 @@ import json
 from typing import Any
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
+from evalcore.contract.frozen import FrozenModel
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
 from evalcore.store.scoping import unreadable_organisations
@@ -13,8 +13,7 @@ from evalcore.store.study_handle import Study
 from evalcore.store.transaction import write_transaction
 
 
-class Refusal(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class Refusal(FrozenModel):
 
     refusal_id: int
     study_id: str

@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.query_order import natural_key
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
@@ -35,10 +35,8 @@ from evalcore.store.transaction import write_transaction
 MAX_REASON = 500
 
 
-class RemovedQuery(BaseModel):
+class RemovedQuery(FrozenModel):
     """A query out of its study: who took it out, when and why."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     removed_at: str

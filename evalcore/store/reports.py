@@ -13,9 +13,9 @@ The store keeps the body as text; :mod:`evalcore.report.stored` turns a
 import hashlib
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.limits import MAX_NAME_CHARS, require_fits
 from evalcore.store.authorize import authorize
 from evalcore.store.lookup import exists, not_found
@@ -37,10 +37,8 @@ def body_hash(body: str) -> str:
     return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
-class ReportRecord(BaseModel):
+class ReportRecord(FrozenModel):
     """What is stored of a report besides its body: the columns it is found by."""
-
-    model_config = ConfigDict(frozen=True)
 
     study_id: str
     name: str

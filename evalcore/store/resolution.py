@@ -31,8 +31,8 @@ from operator import itemgetter
 from typing import Any, Literal
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
+from evalcore.contract.frozen import FrozenModel
 from evalcore.store.dialect import in_chunks
 from evalcore.store.study_handle import Study
 from evalcore.store.working_labels import WorkingLabels, label_columns
@@ -49,10 +49,8 @@ def _resolved(
                                          conflict_gains=conflict_gains)
 
 
-class ResolvedLabel(BaseModel):
+class ResolvedLabel(FrozenModel):
     """One unit of the working reference for one query."""
-
-    model_config = ConfigDict(frozen=True)
 
     unit_id: str
     #: The gain that counts; ``None`` when in conflict (counts as unlabeled).

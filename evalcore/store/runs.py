@@ -7,9 +7,9 @@ from operator import itemgetter
 from typing import Any, Literal
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.limits import MAX_NAME_CHARS, require_fits
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize, require_known_study
@@ -22,8 +22,7 @@ from evalcore.store.trec_ids import record_run_suspects
 from evalcore.store.unit_codes import CODE_DTYPE, assign_unit_codes, pack_codes
 
 
-class RunInfo(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class RunInfo(FrozenModel):
 
     run_id: int
     study_id: str

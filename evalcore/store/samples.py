@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from typing import Literal
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.limits import clipped
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
@@ -42,10 +42,8 @@ class SampleNotFoundError(LookupError):
     """No sample of that name in the study."""
 
 
-class SampledUnit(BaseModel):
+class SampledUnit(FrozenModel):
     """One sampled unit, at its place in the sample's order."""
-
-    model_config = ConfigDict(frozen=True)
 
     position: int
     query_id: str
@@ -55,10 +53,8 @@ class SampledUnit(BaseModel):
     draw: int
 
 
-class StoredSample(BaseModel):
+class StoredSample(FrozenModel):
     """A sample as the store holds it; ``design_json`` is the design as drawn and grown."""
-
-    model_config = ConfigDict(frozen=True)
 
     study_id: str
     name: str
@@ -75,10 +71,8 @@ class StoredSample(BaseModel):
     n_units: int
 
 
-class NonResponse(BaseModel):
+class NonResponse(FrozenModel):
     """A skip or "can't judge" on a sampled unit."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     unit_id: str

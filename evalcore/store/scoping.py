@@ -19,7 +19,6 @@ import json
 from collections.abc import Iterable
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.decisions import (
     document_refusal_rule,
@@ -29,6 +28,7 @@ from evalcore.access.decisions import (
     viewer_id,
 )
 from evalcore.access.roles import Permission
+from evalcore.contract.frozen import FrozenModel
 from evalcore.store.authorize import known_study
 from evalcore.store.corpus import Document, get_document
 from evalcore.store.membership import (
@@ -42,10 +42,8 @@ from evalcore.store.studies import StudyIn, list_studies, list_studies_and_modes
 from evalcore.store.study_handle import Study
 
 
-class DocumentAccess(BaseModel):
+class DocumentAccess(FrozenModel):
     """A document the viewer may read, or None and why not."""
-
-    model_config = ConfigDict(frozen=True)
 
     document: Document | None
     reason: str = ""
@@ -55,10 +53,8 @@ class DocumentAccess(BaseModel):
         return self.document is not None
 
 
-class DisplayableText(BaseModel):
+class DisplayableText(FrozenModel):
     """What a page may show of a unit: its title and text, or nothing and why."""
-
-    model_config = ConfigDict(frozen=True)
 
     unit_id: str
     shown: bool
@@ -192,10 +188,8 @@ def document_refusals(
     }
 
 
-class ReadableFilter(BaseModel):
+class ReadableFilter(FrozenModel):
     """:func:`document_refusal` as SQL: ``where`` over the ``documents`` row aliased ``d``."""
-
-    model_config = ConfigDict(frozen=True)
 
     where: str
     params: dict[str, str | int]
