@@ -26,7 +26,6 @@ from evalcore.store.members import (
     remove_member,
 )
 from evalcore.store.membership import organisation_role, study_mode
-from evalcore.store.scoping import can_view_study
 from evalcore.store.study_handle import open_study
 
 _FLASH = "_rl_members_flash"
@@ -173,7 +172,7 @@ if study_mode(db, study.study_id) == "local":
     _local_mode(study.study_id)
     st.stop()
 viewer = current_annotator()
-if not can_view_study(db, viewer, study.study_id):
+if not allowed(db, study_id=study.study_id, actor=viewer, permission=Permission.READ):
     st.info("You are not a member of this study: a lead of the study can add you.")
     st.stop()
 members = list_members(open_study(db, study.study_id, viewer))

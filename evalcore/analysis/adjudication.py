@@ -9,7 +9,7 @@ It never picks a gain: the reviewer chooses.
 
 from collections.abc import Iterable
 
-from evalcore.analysis.frozen import FrozenModel
+from evalcore.contract.frozen import FrozenModel
 from evalcore.store.automatic_labels import automatic_labels
 from evalcore.store.labels import current_judgements
 from evalcore.store.query_reads import query_texts

@@ -12,8 +12,7 @@ from evalcore.analysis.stats.annotators import (
     summarize_agreement,
 )
 from evalcore.contract.query_order import natural_key
-from evalcore.store.overlap import Overlap, annotator_overlap
-from evalcore.store.resolution import ResolvedLabel, resolve_study
+from evalcore.store.resolution import Overlap, ResolvedLabel, annotator_overlap, resolve_study
 from evalcore.store.study_handle import Study
 
 

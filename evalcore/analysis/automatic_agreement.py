@@ -12,12 +12,12 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.stats.agreement import (
     GAIN_CATEGORIES,
     AgreementResult,
     cohen_kappa_quadratic,
 )
+from evalcore.contract.frozen import FrozenModel
 from evalcore.store.automatic_labels import automatic_labels
 from evalcore.store.resolution import resolve_study
 from evalcore.store.study_handle import Study

@@ -22,8 +22,8 @@ from typing import Literal
 
 from evalcore.analysis.compare import MetricComparison
 from evalcore.analysis.decision import ZERO
-from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.pair_comparison import MeasureVerdict, PairComparison
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.reasons import reason_words
 
 Status = Literal["decided", "open", "cannot be decided yet"]

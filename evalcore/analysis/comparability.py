@@ -26,8 +26,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from evalcore.analysis.frozen import FrozenModel
 from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.results import EvaluationReport
 
 

@@ -22,7 +22,6 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.stats.correction import CORRECTION_LABELS, Correction, adjust_p_values
 from evalcore.analysis.stats.significance import (
     DEFAULT_PERMUTATIONS,
@@ -32,6 +31,7 @@ from evalcore.analysis.stats.significance import (
     TestName,
     paired_tests,
 )
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.query_order import natural_key
 from evalcore.contract.results import (
     AGGREGATE_LABELS,

@@ -44,7 +44,6 @@ from typing import Literal
 
 import numpy as np
 
-from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.pair_bounds import (
     METHODS,
     PAIR_FAMILIES,
@@ -63,6 +62,7 @@ from evalcore.compute.measures.base import (
     reason_masks,
 )
 from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.measures import Measure, parse_measure
 from evalcore.store.observations import (
     RunEvidenceColumns,

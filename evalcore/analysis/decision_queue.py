@@ -41,7 +41,6 @@ from evalcore.analysis.decision import (
     open_rows,
     verdict_of,
 )
-from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.pair_bounds import (
     OPEN_MARGIN,
     PAIR_FAMILIES,
@@ -53,6 +52,7 @@ from evalcore.analysis.pair_bounds import (
 )
 from evalcore.analysis.pair_units import PairUnits
 from evalcore.compute.measures.ranking import segment_reduce
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.gains import MAX_GAIN
 
 

@@ -16,20 +16,16 @@ from typing import Literal
 
 from pydantic import Field
 
-from evalcore.analysis.frozen import FrozenModel
 from evalcore.compute.evaluate import evaluate
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.results import MetricValue, QueryResult
 from evalcore.store.automatic_labels import unit_automatic_labels
 from evalcore.store.corpus import get_documents
 from evalcore.store.labels import current_judgements
-from evalcore.store.observations import (
-    observations_for_runs,
-    permitted_ids_for_run,
-    reference_columns,
-)
+from evalcore.store.observations import observations_for_runs, reference_columns
 from evalcore.store.query_reads import query_text as read_query_text
 from evalcore.store.resolution import resolve_query
-from evalcore.store.runs import get_run, run_results
+from evalcore.store.runs import get_run, permitted_ids_for_run, run_results
 from evalcore.store.scoping import document_refusals
 from evalcore.store.study_handle import Study
 from evalcore.store.study_measures import measure_label, shown_measures, study_measures

@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from evalcore.analysis.frozen import FrozenModel
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.reasons import Reason, reason_words
 from evalcore.contract.results import AggregateValue, MetricValue
 

@@ -30,9 +30,9 @@ from evalcore.analysis.decision import (
     stored_pair,
 )
 from evalcore.analysis.decision_queue import DecideQueue, decide_queue
-from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.trec_eval_numbers import COMPAT_LABEL, TrecEvalCompat, trec_eval_compat
 from evalcore.compute.measures.base import reason_codes
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.measures import Measure
 from evalcore.contract.reasons import Reason
 from evalcore.store.study_handle import Study

@@ -20,12 +20,12 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.compute.aggregate import aggregate_arrays
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.query_order import natural_key
 from evalcore.contract.results import AggregateValue, EvaluationReport
-from evalcore.store.query_facts import QueryFacts, query_facts
+from evalcore.store.observations import QueryFacts, query_facts
 from evalcore.store.study_handle import Study
 
 QuerySetKind = Literal["all", "judged", "answered", "list"]

@@ -15,11 +15,11 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from evalcore.analysis.frozen import FrozenModel
 from evalcore.api.evaluate import evaluate as evaluate_trec
 from evalcore.compute.batch import CONFLICT_BASE, ObservationBatch
 from evalcore.compute.evaluate import compute, packing_depth
 from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.measures import Measure
 from evalcore.io.errors import InputErrors
 from evalcore.io.trec_eval_scope import scope_of_ids

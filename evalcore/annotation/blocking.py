@@ -30,16 +30,14 @@ then unit id.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict
+from evalcore.contract.frozen import FrozenModel
 
 #: Metrics an unlabeled-only query can make available once every top-k unit is labeled.
 NO_POPULATION_NEEDED = frozenset({"precision", "reciprocal_rank"})
 
 
-class BlockingItem(BaseModel):
+class BlockingItem(FrozenModel):
     """One unlabeled returned item and how many metric values wait for its label."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     unit_id: str

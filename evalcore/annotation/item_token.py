@@ -20,9 +20,9 @@ never to whatever the session shows later.
 """
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
+from evalcore.contract.frozen import FrozenModel
 from evalcore.store import labels
 from evalcore.store.completeness import is_complete
 from evalcore.store.drafts import clear_draft
@@ -31,10 +31,8 @@ from evalcore.store.resolution import resolve_unit_in_store
 from evalcore.store.study_handle import Study, open_study
 
 
-class ItemToken(BaseModel):
+class ItemToken(FrozenModel):
     """What one screen showed: the item and the label state it reflected."""
-
-    model_config = ConfigDict(frozen=True)
 
     study_id: str
     query_id: str
@@ -58,10 +56,8 @@ class OffScreenError(Exception):
         )
 
 
-class LabelOutcome(BaseModel):
+class LabelOutcome(FrozenModel):
     """What a label did, for the page to say where it happened."""
-
-    model_config = ConfigDict(frozen=True)
 
     event: LabelEvent
     #: the query was marked complete and this relevant label reopened it

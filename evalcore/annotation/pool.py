@@ -10,16 +10,15 @@ order reveals neither rank nor run.
 import hashlib
 from collections.abc import Sequence
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from evalcore.contract.frozen import FrozenModel
 from evalcore.store.pools import pooled_ranks
 from evalcore.store.study_handle import Study
 
 
-class PoolItem(BaseModel):
+class PoolItem(FrozenModel):
     """A pooled unit and where each run ranked it (only runs that returned it in top k)."""
-
-    model_config = ConfigDict(frozen=True)
 
     unit_id: str
     ranks: dict[str, int] = Field(default_factory=dict)  # run name -> rank

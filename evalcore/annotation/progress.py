@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.query_order import natural_key
 from evalcore.store.completeness import (
     CompletenessEvent,
@@ -28,10 +28,8 @@ from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import read_snapshot, write_transaction
 
 
-class QueryProgress(BaseModel):
+class QueryProgress(FrozenModel):
     """Progress of one query."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     pooled: int
@@ -56,10 +54,8 @@ def _total(field: str) -> cached_property:
     return cached_property(lambda self: sum(getattr(p, field) for p in self.queries.values()))
 
 
-class StudyProgress(BaseModel):
+class StudyProgress(FrozenModel):
     """Progress of every query of a study, with study totals (computed once)."""
-
-    model_config = ConfigDict(frozen=True)
 
     queries: dict[str, QueryProgress]
 

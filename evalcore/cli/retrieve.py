@@ -29,10 +29,11 @@ from evalcore.retrieval.pin import (
     pin_protocol,
 )
 from evalcore.retrieval.workflow import execute_protocol
+from evalcore.store.authorize import require_known_study
 from evalcore.store.connection import open_store
 from evalcore.store.location import store_exists
 from evalcore.store.runs import run_exists
-from evalcore.store.scoping import require_known_study, require_study_view
+from evalcore.store.scoping import require_study_view
 from evalcore.store.studies import StudyNotFoundError
 from evalcore.store.study_handle import Study, open_study
 

@@ -30,6 +30,7 @@ from evalcore.io.text_lines import read_source
 from evalcore.io.tool_labels import TOOL_FORMATS
 from evalcore.io.trec import parse_gain_map
 from evalcore.io.trec_format import QRELS_FIELDS, RUN_FIELDS
+from evalcore.store.authorize import require_known_study
 from evalcore.store.connection import open_store
 from evalcore.store.exports import (
     ExportRefusedError,
@@ -50,7 +51,7 @@ from evalcore.store.location import describe_store, is_postgres_url
 from evalcore.store.references import ReferenceNotFoundError, freeze_reference, list_references
 from evalcore.store.runs import RunNotFoundError
 from evalcore.store.schema import SchemaTooNewError, schema_version
-from evalcore.store.scoping import require_known_study, require_study_view
+from evalcore.store.scoping import require_study_view
 from evalcore.store.studies import StudyIn, StudyNotFoundError
 from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import create_study

@@ -11,9 +11,10 @@ query that has one, available or not). The shapes are written in
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_serializer
+from pydantic import Field, model_serializer
 
 from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.metric_names import (  # noqa: F401  (re-exported)
     AGGREGATE_LABELS,
     METRIC_LABELS,
@@ -25,10 +26,8 @@ from evalcore.contract.report_shapes import aggregate_shape, metric_shape
 Status = Literal["available", "unavailable"]
 
 
-class MetricValue(BaseModel):
+class MetricValue(FrozenModel):
     """One metric of one query: a number, or unavailable with why."""
-
-    model_config = ConfigDict(frozen=True)
 
     status: Status
     value: float | None = None
@@ -49,20 +48,16 @@ class MetricValue(BaseModel):
                             self.conflict_ids, self.lower, self.upper, self.residual)
 
 
-class ReturnedDuplicate(BaseModel):
+class ReturnedDuplicate(FrozenModel):
     """A unit returned again at a later position: it keeps its rank, adds no gain."""
-
-    model_config = ConfigDict(frozen=True)
 
     id: str
     position: int
     first_position: int
 
 
-class QueryResult(BaseModel):
+class QueryResult(FrozenModel):
     """All metrics of one query, each independently available or not."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     k: int
@@ -72,10 +67,8 @@ class QueryResult(BaseModel):
     metrics: dict[str, MetricValue]
 
 
-class AggregateValue(BaseModel):
+class AggregateValue(FrozenModel):
     """A metric over a query set: the mean only when every query has it."""
-
-    model_config = ConfigDict(frozen=True)
 
     status: Status
     value: float | None = None
@@ -95,20 +88,16 @@ class AggregateValue(BaseModel):
         return aggregate_shape(self.__dict__)
 
 
-class Diagnostics(BaseModel):
+class Diagnostics(FrozenModel):
     """Facts about the input that change no number but a reader should see."""
-
-    model_config = ConfigDict(frozen=True)
 
     tied_score_pairs: int = 0
     returned_duplicates: int = 0
     notes: list[str] = Field(default_factory=list)
 
 
-class EvaluationReport(BaseModel):
+class EvaluationReport(FrozenModel):
     """The output of ``evalcore evaluate``: protocol, per-query results, aggregates."""
-
-    model_config = ConfigDict(frozen=True)
 
     protocol: EvalProtocol
     queries: list[QueryResult]

@@ -19,9 +19,10 @@ fixed, hash-chosen share of units, which is where the conflicts come from.
 import hashlib
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
+from evalcore.access.roles import Permission
 from evalcore.annotation.pool import query_pool
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.demo.corpus import (
     HOSTILE_DOC_ID,
@@ -35,7 +36,7 @@ from evalcore.demo.corpus import (
 from evalcore.retrieval.lexical_protocol import parse_protocol
 from evalcore.retrieval.pin import pin_protocol
 from evalcore.retrieval.workflow import execute_protocol
-from evalcore.store.authorize import may_read
+from evalcore.store.authorize import allowed
 from evalcore.store.cant_judge import record_cant_judge
 from evalcore.store.completeness import mark_complete
 from evalcore.store.corpus import DocumentIn, add_documents
@@ -83,8 +84,7 @@ RUN_PROTOCOLS: dict[str, dict] = {
 }
 
 
-class DemoSummary(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class DemoSummary(FrozenModel):
 
     created: bool
     study_id: str
@@ -125,7 +125,7 @@ def demo_needs_building(db: sqlite_utils.Database) -> bool:
     """True for a store without any study, or with an unfinished demo (read-only check)."""
     if not study_exists(db, DEMO_STUDY_ID):
         return not study_ids(db)
-    if not may_read(db, None, DEMO_STUDY_ID):
+    if not allowed(db, study_id=DEMO_STUDY_ID, actor=None, permission=Permission.READ):
         return False  # taken into team mode: no longer a demo to finish
     study = open_study(db, DEMO_STUDY_ID, None)
     runs = {run.name for run in list_runs(study)}

@@ -34,7 +34,7 @@ from collections.abc import Sequence
 import numpy as np
 from pydantic import Field
 
-from evalcore.analysis.frozen import FrozenModel
+from evalcore.contract.frozen import FrozenModel
 
 #: At most this many strata (fewer on a small population: :func:`strata_count`).
 MAX_STRATA = 4

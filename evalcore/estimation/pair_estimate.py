@@ -24,7 +24,6 @@ from evalcore.analysis.decision import (
     PairEvaluation,
 )
 from evalcore.analysis.decision_queue import gain_distribution, smoothed_gain_counts
-from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.pair_bounds import (
     cut_and_cutoffs,
     net_weight,
@@ -32,6 +31,7 @@ from evalcore.analysis.pair_bounds import (
     relevance_threshold,
 )
 from evalcore.analysis.pair_units import PairUnits
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.estimation.design import METHOD, SampleDesign, draw_design, with_draws
 from evalcore.estimation.estimator import StratifiedInput, stratified_difference

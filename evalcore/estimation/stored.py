@@ -22,9 +22,9 @@ import sqlite_utils
 
 from evalcore.access.roles import Permission
 from evalcore.analysis.decision import PairEvaluation, evaluate_column_pair, stored_pair
-from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.query_set import resolve_stored_query_set
 from evalcore.analysis.shared_evidence import shared_evidence
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.measures import parse_measure
 from evalcore.estimation.design import SampleDesign, SampleUnit, grow
 from evalcore.estimation.pair_estimate import Estimate, NotEstimable, draw_for_pair, estimate_pair

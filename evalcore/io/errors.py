@@ -23,8 +23,9 @@ import typing
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ValidationError
 
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.limits import clipped
 
 #: At most this many errors are kept and printed; all of them are counted.
@@ -34,10 +35,8 @@ MAX_REPORTED = 200
 STOP_AFTER = 1_000
 
 
-class InputError(BaseModel):
+class InputError(FrozenModel):
     """One problem in an input file. ``line`` is 1-based, None for the whole file."""
-
-    model_config = ConfigDict(frozen=True)
 
     file: str
     line: int | None = None

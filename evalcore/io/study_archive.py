@@ -48,6 +48,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.limits import DEFAULT_LIMITS, DOCUMENT_OPTION, ReadLimits
 from evalcore.io.errors import ErrorLog, InputError, InputErrors
 from evalcore.io.json_objects import not_text
@@ -198,10 +199,8 @@ class ArchiveSignature(BaseModel):
     manifest_hmac: str
 
 
-class ArchiveOrigin(BaseModel):
+class ArchiveOrigin(FrozenModel):
     """What is known of who wrote an archive: verified with the reader's key, or not."""
-
-    model_config = ConfigDict(frozen=True)
 
     verified: bool
     signed: bool

@@ -26,7 +26,6 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from evalcore.analysis.comparability import RunTerms
-from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.interval_text import unknown_counts
 from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.annotation.blocking import BlockingItem
@@ -38,6 +37,7 @@ from evalcore.compute.measures import LEGACY_NAMES
 from evalcore.compute.measures.base import reason_masks
 from evalcore.compute.unit_pairs import group_heads, pair_groups
 from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.measures import Measure
 from evalcore.contract.query_order import natural_key
 from evalcore.contract.reasons import Reason

@@ -11,7 +11,7 @@ from collections.abc import Collection, Sequence
 
 from evalcore.analysis.decision import Decision, decide_measure, stored_pair
 from evalcore.analysis.decision_queue import DecideItem, decide_queue, mean_automatic_gains
-from evalcore.analysis.frozen import FrozenModel
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.measures import UnknownMeasure, parse_measure
 from evalcore.store.automatic_labels import automatic_labels
 from evalcore.store.resolution import resolve_unit_in_store

@@ -19,8 +19,8 @@ from evalcore.analysis.comparability import (
     cutoff,
 )
 from evalcore.analysis.compare import ComparisonSettings, compare_runs
-from evalcore.analysis.frozen import FrozenModel
 from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.results import EvaluationReport
 from evalcore.contract.version import __version__
 from evalcore.report.model import Report, ReportInternal, ReportRun

@@ -5,8 +5,8 @@ A report stored before reports had chosen measures has none: the rows are empty.
 
 from __future__ import annotations
 
-from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.interval_text import aggregate_value_text, unknown_counts
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.measures import Measure, parse_measure
 from evalcore.report.model import Report, ReportRun
 from evalcore.report.text_table import clean

@@ -23,10 +23,10 @@ from pydantic import Field
 
 from evalcore.analysis.bottom_line import BottomLine, bottom_line
 from evalcore.analysis.compare import RunComparison
-from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.pair_comparison import PairComparison
 from evalcore.analysis.query_set import QuerySetRecord
 from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.results import EvaluationReport
 
 #: Version of the report's JSON shape (bumped on incompatible changes).

@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 import sqlite_utils
 
-from evalcore.store.pins import visible_document_hashes
+from evalcore.store.pins import visible_documents
 from evalcore.store.visibility import Visibility
 
 
@@ -38,4 +38,4 @@ def fingerprint_pairs(pairs: Iterable[tuple[str, str]]) -> str:
 
 def corpus_fingerprint(db: sqlite_utils.Database, visibility: Visibility) -> str:
     """The fingerprint of the documents ``visibility`` lets through (see module docstring)."""
-    return fingerprint_pairs(visible_document_hashes(db, visibility))
+    return fingerprint_pairs((doc, content) for doc, content, _ in visible_documents(db, visibility))

@@ -10,9 +10,9 @@ new name.
 from collections import Counter
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.limits import MAX_NAME_CHARS
 from evalcore.io.clock import utc_now_iso
 from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
@@ -37,10 +37,8 @@ from evalcore.store.transaction import write_transaction
 from evalcore.store.visibility import Visibility
 
 
-class PinnedProtocol(BaseModel):
+class PinnedProtocol(FrozenModel):
     """A protocol as pinned for a study."""
-
-    model_config = ConfigDict(frozen=True)
 
     study_id: str
     name: str
@@ -101,7 +99,7 @@ def pin_protocol(
                 "immutable, choose another name"
             )
         _check_reference_version(handle, protocol.reference_version)
-        rows = visible_documents(db, visibility)
+        rows = list(visible_documents(db, visibility))
         if not rows:
             raise ValueError(
                 f"the protocol sees no document of corpus {study.corpus_id!r}: none is owned by "

@@ -26,8 +26,9 @@ generation and the full comparison runs. :func:`recompute_changes` always runs i
 
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from evalcore.contract.frozen import FrozenModel
 from evalcore.retrieval.fingerprint import corpus_fingerprint
 from evalcore.retrieval.pin import PinnedProtocol
 from evalcore.store.corpus_generations import current_generation
@@ -48,10 +49,8 @@ _TEXT = {
 CHANGE_KINDS = tuple(_TEXT)
 
 
-class ChangeKind(BaseModel):
+class ChangeKind(FrozenModel):
     """How many pinned documents changed in one way, and the first of them (by id)."""
-
-    model_config = ConfigDict(frozen=True)
 
     count: int = 0
     first_ids: list[str] = Field(default_factory=list)
@@ -59,10 +58,8 @@ class ChangeKind(BaseModel):
     owners: dict[str, list[str | None]] = Field(default_factory=dict)
 
 
-class CorpusChanges(BaseModel):
+class CorpusChanges(FrozenModel):
     """The difference between a pin and the corpus now; empty means "still valid"."""
-
-    model_config = ConfigDict(frozen=True)
 
     protocol: str
     pinned_fingerprint: str

@@ -25,8 +25,8 @@ from contextlib import nullcontext
 from datetime import datetime
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
+from evalcore.contract.frozen import FrozenModel
 from evalcore.retrieval.impact_index import ImpactIndex
 from evalcore.retrieval.index_cache import cached_index, search_cache_path
 from evalcore.retrieval.lexical_protocol import MAX_TOP_K, TOKENIZER
@@ -46,10 +46,8 @@ _kept: "OrderedDict[tuple[str | int, ...], ImpactIndex]" = OrderedDict()
 _kept_lock = threading.Lock()
 
 
-class SearchHit(BaseModel):
+class SearchHit(FrozenModel):
     """One ranked document: plain text fields (no snippet markup) and its score."""
-
-    model_config = ConfigDict(frozen=True)
 
     doc_id: str
     title: str

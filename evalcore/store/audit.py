@@ -10,10 +10,10 @@ import json
 from typing import Any
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.channel import current_channel
 from evalcore.access.decisions import named_user
+from evalcore.contract.frozen import FrozenModel
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.study_handle import Study
 
@@ -25,8 +25,7 @@ def _os_user() -> str:
         return ""
 
 
-class AuditEntry(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class AuditEntry(FrozenModel):
 
     entry_id: int
     created_at: str

@@ -8,7 +8,7 @@ write, and a refusal rolls back to nothing.
 
 An unknown study id is reported here for every action, read or write
 (:func:`require_known_study`): the message lists only the studies the actor may
-read (:func:`may_read`), never every study of the store.
+read (:func:`allowed`), never every study of the store.
 """
 
 from collections.abc import Iterable
@@ -79,15 +79,6 @@ def authorize(
     )
 
 
-def may_read(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> bool:
-    """May ``viewer`` read the (existing) study?"""
-    try:
-        authorize(db, study_id=study_id, actor=viewer, permission=Permission.READ)
-    except PermissionDenied:
-        return False
-    return True
-
-
 def known_study(db: sqlite_utils.Database, actor: str | None, study_id: str) -> StudyIn:
     """The study's settings; for an unknown id the ``StudyNotFoundError`` of
     :func:`require_known_study` (listing only the studies ``actor`` may see). One statement
@@ -103,7 +94,8 @@ def require_known_study(db: sqlite_utils.Database, viewer: str | None, study_id:
     """Raise StudyNotFoundError, listing only the studies ``viewer`` may see, for an unknown id."""
     if not study_exists(db, study_id):
         raise not_found(StudyNotFoundError, f"no study {study_id!r} in this store",
-                        [s for s in study_ids(db) if may_read(db, viewer, s)],
+                        [s for s in study_ids(db)
+                         if allowed(db, study_id=s, actor=viewer, permission=Permission.READ)],
                         listing="known studies", none_yet="you may see no study in this store")
 
 
@@ -154,7 +146,7 @@ def authorize_corpus_write(
         owners=owners,
         sharing=corpus_sharing_organisations(db, corpus_id),
         team_studies=team,
-        lead_of_team_study=bool(user) and any(member_role(db, s, user) == "lead" for s in team),
+        lead_of_team_study=_leads_one_of(db, user, team),
         owners_of={o: organisation_owners(db, o) for o in claimed},
     )
 
@@ -205,8 +197,12 @@ def authorize_study_over_corpus(
         owner_role=organisation_role(db, user, owner) if owner is not None else None,
         owner_admins=organisation_admins(db, owner) if owner is not None else [],
         corpus_team_studies=team,
-        lead_of_corpus_study=bool(user) and any(member_role(db, s, user) == "lead" for s in team),
+        lead_of_corpus_study=_leads_one_of(db, user, team),
         what=what,
     )
     if refusal is not None:
         raise refusal
+
+
+def _leads_one_of(db: sqlite_utils.Database, user: str, study_ids: list[str]) -> bool:
+    return bool(user) and any(member_role(db, s, user) == "lead" for s in study_ids)

@@ -20,13 +20,14 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
+from evalcore.contract.frozen import FrozenModel
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
 from evalcore.store.document_imports import published
+from evalcore.store.lookup import models
 from evalcore.store.scoping import readable_filter
 from evalcore.store.staging import delete_in_chunks, staging_owner
 from evalcore.store.study_handle import Study
@@ -39,10 +40,8 @@ CHUNK = 5_000
 SourceLabels = dict[tuple[str, str], int]
 
 
-class AutomaticSource(BaseModel):
+class AutomaticSource(FrozenModel):
     """One automatic source of a study: its current labels and its latest import."""
-
-    model_config = ConfigDict(frozen=True)
 
     source: str
     #: Units with a current label of this source.
@@ -207,24 +206,12 @@ def automatic_sources(study: Study) -> list[AutomaticSource]:
     """The study's automatic sources (published imports), by name."""
     current = automatic_labels(study)
     rows = study.db.execute(
-        "SELECT source, count(*), max(import_id) FROM automatic_imports "
-        "WHERE study_id = ? AND staged_by IS NULL GROUP BY source ORDER BY source",
+        "SELECT i.source, count(*), l.imported_at, l.imported_by, l.file FROM automatic_imports i "
+        "JOIN automatic_imports l ON l.import_id = (SELECT max(import_id) FROM automatic_imports "
+        "WHERE study_id = i.study_id AND source = i.source AND staged_by IS NULL) "
+        "WHERE i.study_id = ? AND i.staged_by IS NULL "
+        "GROUP BY i.source, l.imported_at, l.imported_by, l.file ORDER BY i.source",
         [study.study_id],
-    ).fetchall()
-    out = []
-    for source, n_imports, last in rows:
-        at, by, file = study.db.execute(
-            "SELECT imported_at, imported_by, file FROM automatic_imports WHERE import_id = ?",
-            [last],
-        ).fetchone()
-        out.append(
-            AutomaticSource(
-                source=source,
-                n_labels=len(current.get(source, {})),
-                n_imports=int(n_imports),
-                last_imported_at=at,
-                last_imported_by=by,
-                last_file=file,
-            )
-        )
-    return out
+    )
+    return models(AutomaticSource, [(source, len(current.get(source, {})), *rest)
+                                    for source, *rest in rows])

@@ -10,21 +10,21 @@ returns ``None``.
 from typing import Literal
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.limits import MAX_NOTE_CHARS, require_fits
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import require_known_study
+from evalcore.store.lookup import models
 from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
 
 CompletenessState = Literal["complete", "reopened"]
 
 
-class CompletenessEvent(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class CompletenessEvent(FrozenModel):
 
     event_id: int
     study_id: str
@@ -35,11 +35,11 @@ class CompletenessEvent(BaseModel):
     reason: str
 
 
-_COLUMNS = "event_id, study_id, query_id, state, actor, created_at, reason"
-
-
-def _event(row: tuple) -> CompletenessEvent:
-    return CompletenessEvent(**dict(zip(_COLUMNS.split(", "), row, strict=True)))
+def _events(study: Study, query_id: str, order: str) -> list[CompletenessEvent]:
+    return models(CompletenessEvent, study.db.execute(
+        "SELECT event_id, study_id, query_id, state, actor, created_at, reason FROM "
+        f"completeness_events WHERE study_id = ? AND query_id = ? ORDER BY {order}",
+        [study.study_id, query_id]))
 
 
 def append_completeness_event(
@@ -60,7 +60,7 @@ def append_completeness_event(
         "VALUES (?, ?, ?, ?, ?, ?)",
         values,
     )
-    return _event((int(cursor.lastrowid), *values))
+    return models(CompletenessEvent, [(int(cursor.lastrowid), *values)])[0]
 
 
 def _require_actor(actor: str) -> str:
@@ -74,20 +74,7 @@ def mark_complete(
     db: sqlite_utils.Database, *, study_id: str, query_id: str, actor: str, reason: str = ""
 ) -> CompletenessEvent | None:
     """Declare the query's relevant population complete (None if it already is)."""
-    actor = _require_actor(actor)
-    require_known_study(db, actor, study_id)
-    with write_transaction(db):
-        study = open_study(db, study_id, actor, Permission.MARK_COMPLETE)
-        if is_complete(study, query_id):
-            return None
-        db.execute(
-            "INSERT INTO queries (study_id, query_id, text) VALUES (?, ?, '') "
-            "ON CONFLICT DO NOTHING",
-            [study_id, query_id],
-        )
-        return append_completeness_event(
-            db, study_id=study_id, query_id=query_id, state="complete", actor=actor, reason=reason
-        )
+    return _claim(db, study_id, query_id, _require_actor(actor), "complete", reason)
 
 
 def reopen(
@@ -97,14 +84,24 @@ def reopen(
     actor = _require_actor(actor)
     if not isinstance(reason, str) or not reason.strip():
         raise ValueError("a reason is required to reopen a query: say why the claim no longer holds")
+    return _claim(db, study_id, query_id, actor, "reopened", reason)
+
+
+def _claim(db: sqlite_utils.Database, study_id: str, query_id: str, actor: str,
+           state: CompletenessState, reason: str) -> CompletenessEvent | None:
+    """Append ``state`` unless the query is in it already (None then); a claim registers the
+    query in the study if it was not yet."""
+    permission = Permission.MARK_COMPLETE if state == "complete" else Permission.REOPEN
     require_known_study(db, actor, study_id)
     with write_transaction(db):
-        study = open_study(db, study_id, actor, Permission.REOPEN)
-        if not is_complete(study, query_id):
+        study = open_study(db, study_id, actor, permission)
+        if is_complete(study, query_id) == (state == "complete"):
             return None
-        return append_completeness_event(
-            db, study_id=study_id, query_id=query_id, state="reopened", actor=actor, reason=reason
-        )
+        if state == "complete":
+            db.execute("INSERT INTO queries (study_id, query_id, text) VALUES (?, ?, '') "
+                       "ON CONFLICT DO NOTHING", [study_id, query_id])
+        return append_completeness_event(db, study_id=study_id, query_id=query_id, state=state,
+                                         actor=actor, reason=reason)
 
 
 def is_complete(study: Study, query_id: str) -> bool:
@@ -136,21 +133,12 @@ def completeness_states(study: Study) -> dict[str, bool]:
 
 def completeness_history(study: Study, query_id: str) -> list[CompletenessEvent]:
     """Every completeness event of the query, oldest first."""
-    return [
-        _event(r)
-        for r in study.db.execute(
-            f"SELECT {_COLUMNS} FROM completeness_events WHERE study_id = ? AND query_id = ? "
-            "ORDER BY event_id",
-            [study.study_id, query_id],
-        )
-    ]
+    return _events(study, query_id, "event_id")
 
 
-class ClaimWithdrawal(BaseModel):
+class ClaimWithdrawal(FrozenModel):
     """A query's completeness claim, withdrawn and not made again: who claimed the relevant
     set complete and when, and who or what label withdrew the claim, when and why."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     claimed_by: str
@@ -170,16 +158,13 @@ class ClaimWithdrawal(BaseModel):
 
 
 def claim_withdrawal(study: Study, query_id: str) -> ClaimWithdrawal | None:
-    """:func:`claim_withdrawal` for a caller that authorised the read already."""
-    rows = study.db.execute(
-        f"SELECT {_COLUMNS} FROM completeness_events WHERE study_id = ? AND query_id = ? "
-        "ORDER BY event_id DESC LIMIT 2",
-        [study.study_id, query_id],
-    ).fetchall()
-    if not rows or rows[0][3] != "reopened":
+    """Who claimed the query complete and who withdrew the claim, when and why (None: the
+    query is not reopened)."""
+    latest = _events(study, query_id, "event_id DESC LIMIT 2")
+    if not latest or latest[0].state != "reopened":
         return None
-    withdrawn = _event(rows[0])
-    claim = _event(rows[1]) if len(rows) > 1 else None
+    withdrawn = latest[0]
+    claim = latest[1] if len(latest) > 1 else None
     return ClaimWithdrawal(
         query_id=query_id,
         claimed_by=claim.actor if claim is not None else "unknown",

@@ -7,6 +7,7 @@ from typing import Annotated
 import sqlite_utils
 from pydantic import BaseModel, ConfigDict, Field, StrictStr
 
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.limits import MAX_ID_CHARS
 from evalcore.io.clock import to_iso
 from evalcore.store.authorize import authorize_corpus_write
@@ -30,10 +31,8 @@ class DocumentIn(BaseModel):
     created_at: datetime
 
 
-class Document(BaseModel):
+class Document(FrozenModel):
     """A stored document."""
-
-    model_config = ConfigDict(frozen=True)
 
     corpus_id: str
     doc_id: str

@@ -10,20 +10,18 @@ label it was typed for is saved.
 from contextlib import nullcontext
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.decisions import viewer_id
 from evalcore.access.identity import normalise_user_id
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.limits import MAX_NOTE_CHARS
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.study_handle import Study
 from evalcore.store.transaction import in_transaction, write_transaction
 
 
-class Draft(BaseModel):
+class Draft(FrozenModel):
     """One item's unsaved note and skip mark."""
-
-    model_config = ConfigDict(frozen=True)
 
     unit_id: str
     note: str = ""

@@ -12,30 +12,30 @@ appends a ``reopened`` completeness event saying which label caused it.
 """
 
 from collections.abc import Callable
+from itertools import groupby
+from operator import itemgetter
 from typing import Literal
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.limits import MAX_NOTE_CHARS, require_fits, without_nul
 from evalcore.io.clock import utc_now_iso
-from evalcore.store.authorize import authorize, require_known_study
+from evalcore.store.authorize import authorize, known_study
 from evalcore.store.completeness import append_completeness_event
+from evalcore.store.lookup import exists
 from evalcore.store.resolution import ANNOTATOR_SQL, replay_unit, resolve_unit_in_store
-from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
 
 LabelKind = Literal["label", "undo", "adjudicate"]
 
 
-class LabelEvent(BaseModel):
+class LabelEvent(FrozenModel):
     """One stored label event."""
-
-    model_config = ConfigDict(frozen=True)
 
     event_id: int
     study_id: str
@@ -54,8 +54,11 @@ _COLUMNS = "event_id, study_id, query_id, unit_id, kind, gain, annotator, create
 _KEYS = tuple(_COLUMNS.split(", "))
 
 
-def _event(row: tuple) -> LabelEvent:
-    return LabelEvent.model_construct(**dict(zip(_KEYS, row, strict=True)))
+def _events(db: sqlite_utils.Database, where: str, params: list) -> list[LabelEvent]:
+    """The label events matching ``where``, in event order."""
+    rows = db.execute(f"SELECT {_COLUMNS} FROM label_events WHERE {where} ORDER BY event_id",
+                      params)
+    return [LabelEvent.model_construct(**dict(zip(_KEYS, row, strict=True))) for row in rows]
 
 
 def check_gain(gain: object) -> int:
@@ -99,13 +102,8 @@ def latest_event_id(study: Study, query_id: str, unit_id: str) -> int:
 def _refuse_if_changed(db: sqlite_utils.Database, study_id: str, query_id: str,
                        unit_id: str, seen_event: int) -> None:
     """Inside the write transaction: raise ItemChangedError if the unit moved past ``seen_event``."""
-    newer = [
-        _event(r) for r in db.execute(
-            f"SELECT {_COLUMNS} FROM label_events WHERE study_id = ? AND query_id = ? "
-            "AND unit_id = ? AND event_id > ? ORDER BY event_id",
-            [study_id, query_id, unit_id, seen_event],
-        )
-    ]
+    newer = _events(db, "study_id = ? AND query_id = ? AND unit_id = ? AND event_id > ?",
+                    [study_id, query_id, unit_id, seen_event])
     if newer:
         raise ItemChangedError(query_id, unit_id, seen_event, newer)
 
@@ -172,20 +170,15 @@ def _append_gain_event(db: sqlite_utils.Database, study_id: str, query_id: str, 
 
     With ``seen_event``, the write happens only if no event was recorded on the
     unit after it (checked inside the transaction; else :class:`ItemChangedError`).
-    ``also``: another write made in the same transaction, after the event.
-
-    The write lock is held briefly (a click waits for every writer before it): what
-    cannot change is read before it (the study's settings); inside it, only what another
-    writer may have changed (membership, the unit's newer events, completeness), in a
-    batched write: the checks are sent before the membership is read (one round trip
-    with the lock on PostgreSQL), the event and ``also`` with the ``COMMIT``.
+    ``also``: another write made in the same transaction, after the event. Inside the lock
+    (a click waits for every writer before it) only what another writer may change is read,
+    batched into one round trip on PostgreSQL; the event and ``also`` go with the ``COMMIT``.
     """
     check_gain(gain)
     _check_text("query_id", query_id)
     _check_text("unit_id", unit_id)
     who = _identity("annotator" if kind == "label" else "reviewer", who)
-    require_known_study(db, who, study_id)
-    settings = get_study(db, study_id)
+    settings = known_study(db, who, study_id)
     threshold = settings.relevance_threshold
     with write_transaction(db, batched=True):
         checks = _write_checks(db, study_id, query_id, unit_id, seen_event)
@@ -249,19 +242,16 @@ def record_label(
 def _latest_open_label(
     db: sqlite_utils.Database, study_id: str, query_id: str, annotator: str
 ) -> tuple[int, str] | None:
-    """(event_id, unit_id) of the annotator's latest label on the query not yet undone."""
-    stacks: dict[str, list[int]] = {}
-    for event_id, unit_id, kind in db.execute(
-        "SELECT event_id, unit_id, kind FROM label_events WHERE study_id = ? AND query_id = ? "
-        f"AND {ANNOTATOR_SQL} = ? AND kind IN ('label', 'undo') ORDER BY event_id",
+    """(event_id, unit_id) of the annotator's latest label on the query not yet undone
+    (rule 1 of :mod:`evalcore.store.resolution` on each unit)."""
+    rows = db.execute(
+        f"SELECT unit_id, event_id, kind, gain, {ANNOTATOR_SQL} FROM label_events WHERE "
+        f"study_id = ? AND query_id = ? AND {ANNOTATOR_SQL} = ? AND kind IN ('label', 'undo') "
+        "ORDER BY unit_id, event_id",
         [study_id, query_id, annotator],
-    ):
-        stack = stacks.setdefault(unit_id, [])
-        if kind == "label":
-            stack.append(event_id)
-        elif stack:
-            stack.pop()
-    tops = [(s[-1], u) for u, s in stacks.items() if s]
+    )
+    tops = [(label[0], unit_id) for unit_id, events in groupby(rows, itemgetter(0))
+            for label in replay_unit(e[1:] for e in events)[0].values()]
     return max(tops) if tops else None
 
 
@@ -275,8 +265,7 @@ def undo_last_label(
     never reopens or closes a completeness claim by itself.
     """
     annotator = _identity("annotator", annotator)
-    require_known_study(db, annotator, study_id)
-    study = get_study(db, study_id)
+    study = known_study(db, annotator, study_id)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=annotator, permission=Permission.LABEL,
                   study=study)
@@ -311,33 +300,24 @@ def adjudicate(
 
 def label_history(study: Study, query_id: str, unit_id: str | None = None) -> list[LabelEvent]:
     """Every label event of the query (or of one unit), oldest first."""
-    sql = f"SELECT {_COLUMNS} FROM label_events WHERE study_id = ? AND query_id = ?"
-    params = [study.study_id, query_id]
-    if unit_id is not None:
-        sql += " AND unit_id = ?"
-        params.append(unit_id)
-    return [_event(r) for r in study.db.execute(sql + " ORDER BY event_id", params)]
+    if unit_id is None:
+        return _events(study.db, "study_id = ? AND query_id = ?", [study.study_id, query_id])
+    return _events(study.db, "study_id = ? AND query_id = ? AND unit_id = ?",
+                   [study.study_id, query_id, unit_id])
 
 
 def has_labels_from(study: Study, source: str) -> bool:
     """Does the study hold a label event written by ``source`` (e.g. the demo builder)?"""
-    return (
-        study.db.execute(
-            "SELECT 1 FROM label_events WHERE study_id = ? AND source = ? LIMIT 1",
-            [study.study_id, source],
-        ).fetchone()
-        is not None
-    )
+    return exists(study.db, "SELECT 1 FROM label_events WHERE study_id = ? AND source = ? "
+                  "LIMIT 1", [study.study_id, source])
 
 
-class UnitJudgements(BaseModel):
+class UnitJudgements(FrozenModel):
     """The events that count on one unit: each annotator's current label, the latest adjudication.
 
     Current labels follow the resolution rule (:func:`evalcore.store.resolution.replay_unit`):
     an undone label is not current. Their notes and times are what a reviewer reads.
     """
-
-    model_config = ConfigDict(frozen=True)
 
     unit_id: str
     #: annotator -> their current ``label`` event (annotator order).
@@ -385,11 +365,4 @@ def query_annotators(study: Study) -> dict[str, list[str]]:
 
 def noted_label_events(study: Study) -> list[LabelEvent]:
     """The study's label events that carry a note, in event order."""
-    return [
-        _event(r)
-        for r in study.db.execute(
-            f"SELECT {_COLUMNS} FROM label_events WHERE study_id = ? AND note != '' "
-            "ORDER BY event_id",
-            [study.study_id],
-        )
-    ]
+    return _events(study.db, "study_id = ? AND note != ''", [study.study_id])

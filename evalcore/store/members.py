@@ -15,7 +15,6 @@ organisation members and their roles by the organisation's admins and owners
 """
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.decisions import named_user, viewer_id
 from evalcore.access.identity import normalise_user_id
@@ -28,37 +27,39 @@ from evalcore.access.organisations import (
     decide_study_member_joins,
 )
 from evalcore.access.roles import Permission, RoleName, check_role
+from evalcore.contract.frozen import FrozenModel
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
-from evalcore.store.authorize import authorize, authorize_organisation_entry, require_known_study
+from evalcore.store.authorize import (
+    authorize,
+    authorize_organisation_entry,
+    known_study,
+    require_known_study,
+)
 from evalcore.store.lookup import models
 from evalcore.store.membership import (
+    ensure_user,
     in_organisation,
+    join_organisation,
+    leave_organisation,
     member_role,
     organisation_admins,
     organisation_claimed,
     organisation_exists,
     organisation_owners,
     organisation_role,
+    set_organisation_role,
     study_leads,
     study_mode,
 )
-from evalcore.store.studies import StudyIn, get_study
+from evalcore.store.studies import StudyIn
 from evalcore.store.study_handle import Study
 from evalcore.store.study_setup import create_study
 from evalcore.store.transaction import write_transaction
-from evalcore.store.users import (
-    ensure_user,
-    join_organisation,
-    leave_organisation,
-    set_organisation_role,
-)
 
 
-class Member(BaseModel):
+class Member(FrozenModel):
     """One member of a study."""
-
-    model_config = ConfigDict(frozen=True)
 
     study_id: str
     user_id: str
@@ -87,19 +88,19 @@ def add_member(
     """
     role = check_role(role)
     who = normalise_user_id(user)
-    require_known_study(db, actor, study_id)
-    study = get_study(db, study_id)
+    study = known_study(db, actor, study_id)
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=actor, permission=Permission.MANAGE_MEMBERS)
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.MANAGE_MEMBERS,
+                  study=study)
         if study_mode(db, study_id) == "local":
             authorize_organisation_entry(db, org_id=study.org_id, study_id=study_id, actor=actor,
                                          what=f"turn team mode on in study {study_id!r}")
-        if study_mode(db, study_id) == "local" and role != "lead":
-            raise ValueError(
-                f"study {study_id!r} has no member yet (local single-user mode); its first member "
-                f"must be a lead, who then adds the others: evalcore members add --db STORE "
-                f"--study {study_id} --user YOU --role lead"
-            )
+            if role != "lead":
+                raise ValueError(
+                    f"study {study_id!r} has no member yet (local single-user mode); its first "
+                    f"member must be a lead, who then adds the others: evalcore members add "
+                    f"--db STORE --study {study_id} --user YOU --role lead"
+                )
         current = member_role(db, study_id, who)
         if current == "lead" and role != "lead" and study_leads(db, study_id) == [who]:
             raise ValueError(
@@ -108,7 +109,7 @@ def add_member(
         granted_by = normalise_user_id(actor) if actor and actor.strip() else who
         org = study.org_id
         joins = org is not None and not in_organisation(db, who, org)
-        if org is not None and joins and organisation_claimed(db, org):
+        if joins and organisation_claimed(db, org):
             decide_study_member_joins(
                 org_id=org, study_id=study_id, granter=granted_by,
                 granter_role=organisation_role(db, granted_by, org), user=who,
@@ -121,7 +122,7 @@ def add_member(
             "role = excluded.role, granted_by = excluded.granted_by, granted_at = excluded.granted_at",
             [study_id, who, role, granted_by, now],
         )
-        if org is not None and joins:
+        if joins:
             join_organisation(db, who, org, granted_by)
             record_audit(db, actor=granted_by, action="organisations.add_user",
                          study_id=study_id, detail={
@@ -165,10 +166,8 @@ def remove_member(db: sqlite_utils.Database, *, study_id: str, user: str, actor:
     return True
 
 
-class OrgMember(BaseModel):
+class OrgMember(FrozenModel):
     """One member of an organisation."""
-
-    model_config = ConfigDict(frozen=True)
 
     org_id: str
     user_id: str

@@ -1,13 +1,15 @@
 """The facts access control decides on: study modes, roles, leads and organisation memberships.
 
-Reads only. :mod:`evalcore.store.authorize` and :mod:`evalcore.store.scoping`
-pass these facts to the rules of :mod:`evalcore.access.decisions`.
+:mod:`evalcore.store.authorize` and :mod:`evalcore.store.scoping` pass these facts
+to the rules of :mod:`evalcore.access.decisions`. The writers at the end (users and
+organisation memberships as rows) only write, inside the caller's transaction: who
+may is decided by :mod:`evalcore.store.members` and :mod:`evalcore.store.studies`.
 """
 
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import sqlite_utils
 
@@ -15,19 +17,26 @@ from evalcore.access.decisions import StudyMode
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.organisations import OrgRole
 from evalcore.access.roles import RoleName
+from evalcore.io.clock import utc_now_iso
 from evalcore.store.document_imports import published
 from evalcore.store.lookup import exists
 
 
+def _column(db: sqlite_utils.Database, sql: str, params: list) -> list:
+    """The first column of ``sql``'s rows."""
+    return [r[0] for r in db.execute(sql, params)]
+
+
+def _value(db: sqlite_utils.Database, sql: str, params: list) -> Any:
+    """The first column of ``sql``'s first row (None: no row)."""
+    row = db.execute(sql, params).fetchone()
+    return row[0] if row else None
+
+
 def study_mode(db: sqlite_utils.Database, study_id: str) -> StudyMode:
     """``"team"`` when the study has at least one member, else ``"local"``."""
-    row = db.execute("SELECT 1 FROM study_members WHERE study_id = ? LIMIT 1", [study_id]).fetchone()
-    return "team" if row else "local"
-
-
-def team_study_ids(db: sqlite_utils.Database) -> set[str]:
-    """The ids of the studies in team mode (at least one member), in one statement."""
-    return {r[0] for r in db.execute("SELECT DISTINCT study_id FROM study_members")}
+    team = exists(db, "SELECT 1 FROM study_members WHERE study_id = ? LIMIT 1", [study_id])
+    return "team" if team else "local"
 
 
 @dataclass(frozen=True)
@@ -64,22 +73,14 @@ def study_access(
 
 def member_role(db: sqlite_utils.Database, study_id: str, user_id: str) -> RoleName | None:
     """``user_id``'s role in the study (None: not a member)."""
-    row = db.execute(
-        "SELECT role FROM study_members WHERE study_id = ? AND user_id = ?", [study_id, user_id]
-    ).fetchone()
-    return row[0] if row else None
+    return _value(db, "SELECT role FROM study_members WHERE study_id = ? AND user_id = ?",
+                  [study_id, user_id])
 
 
 def study_leads(db: sqlite_utils.Database, study_id: str) -> list[str]:
     """The leads of the study, by user id."""
-    return [
-        r[0]
-        for r in db.execute(
-            "SELECT user_id FROM study_members WHERE study_id = ? AND role = 'lead' "
-            "ORDER BY user_id",
-            [study_id],
-        )
-    ]
+    return _column(db, "SELECT user_id FROM study_members WHERE study_id = ? AND role = 'lead' "
+                   "ORDER BY user_id", [study_id])
 
 
 def in_organisation(db: sqlite_utils.Database, user_id: str, org_id: str) -> bool:
@@ -94,10 +95,7 @@ def user_organisations(db: sqlite_utils.Database, user: str) -> set[str]:
         who = normalise_user_id(user)
     except ValueError:
         return set()
-    return {
-        r[0]
-        for r in db.execute("SELECT org_id FROM user_organisations WHERE user_id = ?", [who])
-    }
+    return set(_column(db, "SELECT org_id FROM user_organisations WHERE user_id = ?", [who]))
 
 
 def organisation_exists(db: sqlite_utils.Database, org_id: str) -> bool:
@@ -106,7 +104,7 @@ def organisation_exists(db: sqlite_utils.Database, org_id: str) -> bool:
 
 def organisation_ids(db: sqlite_utils.Database) -> list[str]:
     """Every organisation of the store, by id."""
-    return [r[0] for r in db.execute("SELECT org_id FROM organisations ORDER BY org_id")]
+    return _column(db, "SELECT org_id FROM organisations ORDER BY org_id", [])
 
 
 def organisation_team_studies(db: sqlite_utils.Database, org_id: str) -> list[str]:
@@ -122,20 +120,8 @@ def corpus_team_studies(db: sqlite_utils.Database, corpus_id: str) -> list[str]:
 def _team_studies(
     db: sqlite_utils.Database, column: Literal["org_id", "corpus_id"], value: str
 ) -> list[str]:
-    return [
-        r[0]
-        for r in db.execute(
-            "SELECT DISTINCT s.study_id FROM studies s JOIN study_members m "
-            f"ON m.study_id = s.study_id WHERE s.{column} = ? ORDER BY s.study_id",
-            [value],
-        )
-    ]
-
-
-def corpus_in_team_mode(db: sqlite_utils.Database, corpus_id: str) -> bool:
-    """Is any study over ``corpus_id`` in team mode?"""
-    return exists(db, "SELECT 1 FROM studies s JOIN study_members m ON m.study_id = s.study_id "
-                  "WHERE s.corpus_id = ? LIMIT 1", [corpus_id])
+    return _column(db, "SELECT DISTINCT s.study_id FROM studies s JOIN study_members m "
+                   f"ON m.study_id = s.study_id WHERE s.{column} = ? ORDER BY s.study_id", [value])
 
 
 def member_of_corpus_study(db: sqlite_utils.Database, corpus_id: str, user: str) -> bool:
@@ -148,14 +134,9 @@ def document_owner_orgs(
     db: sqlite_utils.Database, corpus_id: str, doc_ids: Iterable[str]
 ) -> set[str | None]:
     """The owner organisations of the stored documents among ``doc_ids``."""
-    return {
-        r[0]
-        for r in db.execute(
-            "SELECT DISTINCT owner_org FROM documents WHERE corpus_id = ? "
-            f"AND doc_id IN (SELECT value FROM json_each(?)) AND {published()}",
-            [corpus_id, json.dumps(list(doc_ids))],
-        )
-    }
+    return set(_column(db, "SELECT DISTINCT owner_org FROM documents WHERE corpus_id = ? "
+                       f"AND doc_id IN (SELECT value FROM json_each(?)) AND {published()}",
+                       [corpus_id, json.dumps(list(doc_ids))]))
 
 
 def organisation_claimed(db: sqlite_utils.Database, org_id: str) -> bool:
@@ -168,31 +149,68 @@ def organisation_role(db: sqlite_utils.Database, user: str, org_id: str) -> OrgR
     """``user``'s role in the organisation (None: not a member, or nobody)."""
     if not user:
         return None
-    row = db.execute("SELECT role FROM user_organisations WHERE user_id = ? AND org_id = ?",
-                     [user, org_id]).fetchone()
-    return row[0] if row else None
-
-
-def organisation_roles(db: sqlite_utils.Database, org_id: str, roles: Iterable[OrgRole]
-                       ) -> list[str]:
-    """The members of the organisation holding one of ``roles``, by user id."""
-    return [r[0] for r in db.execute(
-        "SELECT user_id FROM user_organisations WHERE org_id = ? AND role IN "
-        "(SELECT value FROM json_each(?)) ORDER BY user_id", [org_id, json.dumps(list(roles))])]
+    return _value(db, "SELECT role FROM user_organisations WHERE user_id = ? AND org_id = ?",
+                  [user, org_id])
 
 
 def organisation_owners(db: sqlite_utils.Database, org_id: str) -> list[str]:
-    """Who grants the admin and owner roles of the organisation."""
-    return organisation_roles(db, org_id, ("owner",))
+    """Who grants the admin and owner roles of the organisation, by user id."""
+    return _holding(db, org_id, "role = 'owner'")
 
 
 def organisation_admins(db: sqlite_utils.Database, org_id: str) -> list[str]:
     """Who admits people to the organisation and writes its documents: admins and owners."""
-    return organisation_roles(db, org_id, ("admin", "owner"))
+    return _holding(db, org_id, "role IN ('admin', 'owner')")
+
+
+def _holding(db: sqlite_utils.Database, org_id: str, roles: str) -> list[str]:
+    return _column(db, f"SELECT user_id FROM user_organisations WHERE org_id = ? AND {roles} "
+                   "ORDER BY user_id", [org_id])
 
 
 def corpus_sharing_organisations(db: sqlite_utils.Database, corpus_id: str) -> set[str]:
     """The organisations with a team-mode study over ``corpus_id``."""
-    return {r[0] for r in db.execute(
-        "SELECT DISTINCT s.org_id FROM studies s JOIN study_members m ON m.study_id = s.study_id "
-        "WHERE s.corpus_id = ? AND s.org_id IS NOT NULL", [corpus_id])}
+    return set(_column(db, "SELECT DISTINCT s.org_id FROM studies s JOIN study_members m ON "
+                       "m.study_id = s.study_id WHERE s.corpus_id = ? AND s.org_id IS NOT NULL",
+                       [corpus_id]))
+
+
+def ensure_user(db: sqlite_utils.Database, user_id: str, display_name: str = "") -> str:
+    """Register the user if unknown (inside the caller's transaction); return the canonical id."""
+    user = normalise_user_id(user_id)
+    db.execute(
+        "INSERT INTO users (user_id, display_name, created_at) VALUES (?, ?, ?) "
+        "ON CONFLICT (user_id) DO UPDATE SET display_name = CASE WHEN excluded.display_name = '' "
+        "THEN users.display_name ELSE excluded.display_name END",
+        [user, display_name, utc_now_iso()],
+    )
+    return user
+
+
+def join_organisation(db: sqlite_utils.Database, user: str, org_id: str, granted_by: str,
+                      role: OrgRole = "member", *, granted_at: str | None = None) -> bool:
+    """Add the membership row with ``role`` (True if new); the caller has authorised it.
+
+    The first member of an organisation becomes its owner, whatever ``role`` says: an
+    organisation always has an owner once it has a member."""
+    cursor = db.execute(
+        "INSERT INTO user_organisations (user_id, org_id, granted_by, granted_at, role) "
+        "SELECT ?, ?, ?, ?, CASE WHEN EXISTS (SELECT 1 FROM user_organisations WHERE org_id = ?) "
+        "THEN ? ELSE 'owner' END WHERE true ON CONFLICT DO NOTHING",
+        [user, org_id, granted_by, granted_at or utc_now_iso(), org_id, role],
+    )
+    return cursor.rowcount > 0
+
+
+def set_organisation_role(db: sqlite_utils.Database, user: str, org_id: str, role: OrgRole,
+                          granted_by: str) -> None:
+    """Change a member's role (the caller has authorised it)."""
+    db.execute("UPDATE user_organisations SET role = ?, granted_by = ?, granted_at = ? "
+               "WHERE user_id = ? AND org_id = ?",
+               [role, granted_by, utc_now_iso(), user, org_id])
+
+
+def leave_organisation(db: sqlite_utils.Database, user: str, org_id: str) -> bool:
+    """Remove the membership row (True if there was one); the caller has authorised it."""
+    return db.execute("DELETE FROM user_organisations WHERE user_id = ? AND org_id = ?",
+                      [user, org_id]).rowcount > 0

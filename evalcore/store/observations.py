@@ -13,19 +13,21 @@ document ids as ``permitted_ids`` when the run's protocol names a pinned protoco
 The store holds validated data, so observations are built with ``model_construct``.
 :func:`runs_as_columns` reads the same evidence for several runs at once, as columns of
 unit codes (:mod:`evalcore.store.unit_codes`) packed by :func:`pack_coded`.
+:func:`query_facts` reads what a query set of some runs is resolved from
+(:mod:`evalcore.analysis.query_set`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Collection, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import chain, repeat
+from itertools import repeat
 
 import numpy as np
 import sqlite_utils
 
-from evalcore.compute.batch import CodedUnits, ObservationBatch, conflict_code
+from evalcore.compute.batch import CodedUnits, ObservationBatch
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.observation import Label, Observation
 from evalcore.contract.query_order import natural_key
@@ -34,7 +36,7 @@ from evalcore.store.completeness import completeness_states, is_complete
 from evalcore.store.marks import StoreMarks, store_marks
 from evalcore.store.population import StudyPopulation, study_population
 from evalcore.store.references import reference_completeness, reference_labels
-from evalcore.store.removed_queries import removed_query_ids
+from evalcore.store.removed_queries import removed_query_ids, study_query_ids
 from evalcore.store.resolution import (
     ResolvedLabel,
     gains_with_conflicts,
@@ -42,7 +44,7 @@ from evalcore.store.resolution import (
     resolved_gains,
     working_labels,
 )
-from evalcore.store.runs import RunInfo, get_run
+from evalcore.store.runs import RunInfo, get_run, permitted_ids_for_run
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study
 from evalcore.store.unit_codes import (
@@ -50,9 +52,8 @@ from evalcore.store.unit_codes import (
     UnitNamer,
     permitted_unit_codes,
     run_ranking_codes,
-    unit_codes_of,
 )
-from evalcore.store.working_labels import WorkingLabels, gathered_labels
+from evalcore.store.working_labels import CodedLabels, WorkingLabels, gathered_labels
 
 
 def _run_rankings(
@@ -76,31 +77,6 @@ def _label(unit_id: str, gain: int | tuple[int, ...]) -> Label:
     if isinstance(gain, tuple):  # in conflict: one of these gains
         return Label.model_construct(id=unit_id, conflict=tuple(sorted(set(gain))))
     return Label.model_construct(id=unit_id, gain=gain)
-
-
-def _protocol_name(run: RunInfo) -> str | None:
-    """The name the run's protocol pins under (a retrieval protocol of that name stored
-    in the study: the run's pinned set), or None when it names none."""
-    name = run.protocol.get("pinned_protocol") or run.protocol.get("name")
-    return name if isinstance(name, str) else None
-
-
-def permitted_ids_for_run(db: sqlite_utils.Database, run: RunInfo) -> list[str] | None:
-    """The pinned document ids of the run's retrieval protocol, or None if none is pinned:
-    one statement (the protocol joined to its documents; a protocol pinning none is one
-    row without a document)."""
-    name = _protocol_name(run)
-    if name is None:
-        return None
-    rows = db.execute(
-        "SELECT d.doc_id FROM protocols p LEFT JOIN protocol_documents d "
-        "ON d.study_id = p.study_id AND d.protocol = p.name "
-        "WHERE p.study_id = ? AND p.name = ? ORDER BY d.doc_id",
-        [run.study_id, name],
-    ).fetchall()
-    if not rows:
-        return None
-    return [r[0] for r in rows if r[0] is not None]
 
 
 def observations_for_run(
@@ -151,7 +127,6 @@ def observations_for_runs(
                     query_id=query_id,
                     corpus_id=settings.corpus_id,
                     corpus_fingerprint=run.corpus_fingerprint,
-                    cutoff=None,
                     retrieval_unit=settings.retrieval_unit,
                     k=run.k,
                     returned_ids=units if units else [],
@@ -160,7 +135,6 @@ def observations_for_runs(
                     population_complete=ref.complete.get(query_id, False),
                     scan_complete=run.scan_complete,
                     permitted_ids=None if pinned is None else list(pinned),
-                    unit_of=None,
                     reference_version=reference,
                     corpus_size=ref.corpus_size,
                 )
@@ -206,76 +180,17 @@ class CodedRanking:
         return CodedUnits(self.offsets, self.codes, self.names)
 
 
-@dataclass(frozen=True, eq=False)
-class CodedLabels:
-    """A reference's labels over a query set, flat: query i's labels are
-    ``offsets[i]:offsets[i + 1]``, in the gain maps' order (unit id order)."""
-
-    offsets: np.ndarray  # int64[n + 1]
-    #: each label's unit code (-1: its unit has none, no run of the study returned it)
-    units: np.ndarray  # int64[L]
-    #: each label's gain, or its conflict code (a unit in conflict)
-    gain: np.ndarray  # int8[L]
-    ids: Sequence[str]
-
-    def without(self, query_ids: Sequence[str],
-                units: Mapping[str, Collection[str]]) -> CodedLabels:
-        """These labels (over ``query_ids``) without those of ``units`` (query id -> the unit
-        ids whose labels are left out)."""
-        keep = np.ones(self.gain.size, dtype=bool)
-        bounds = self.offsets.tolist()
-        for i, query_id in enumerate(query_ids):
-            left_out = units.get(query_id)
-            if left_out:
-                for j in range(bounds[i], bounds[i + 1]):
-                    keep[j] = self.ids[j] not in left_out
-        kept = np.flatnonzero(keep)
-        offsets = np.concatenate(([0], np.cumsum(keep)))[self.offsets].astype(np.int64)
-        return CodedLabels(offsets=offsets, units=self.units[kept], gain=self.gain[kept],
-                           ids=[self.ids[j] for j in kept.tolist()])
-
-
 def coded_labels(study: Study, reference: ReferenceColumns, query_ids: list[str]) -> CodedLabels:
     """The reference's labels over ``query_ids`` as :class:`CodedLabels` (gathered from the
-    columns the working reference was read as; else the units' codes looked up)."""
-    if reference.labels is not None:
-        found = gathered_labels(study, reference.labels, query_ids)
-        return CodedLabels(offsets=found.offsets, units=found.units, gain=found.gain,
-                           ids=found.ids)
-    empty: dict[str, int | tuple[int, ...]] = {}
-    gains = [reference.gains.get(q, empty) for q in query_ids]
-    missing = [u for units in gains for u in units]
-    found_codes = unit_codes_of(study, missing) if missing else {}
-    counts = np.fromiter(map(len, gains), dtype=np.int64, count=len(gains))
-    offsets = np.zeros(len(gains) + 1, dtype=np.int64)
-    np.cumsum(counts, out=offsets[1:])
-    values = list(chain.from_iterable(g.values() for g in gains))
-    if tuple in set(map(type, values)):  # units in conflict: their codes
-        values = [g if type(g) is int else conflict_code(g) for g in values]  # type: ignore[arg-type]
-    return CodedLabels(
-        offsets=offsets,
-        units=np.fromiter((found_codes.get(u, -1) for u in missing), dtype=np.int64,
-                          count=len(missing)),
-        gain=np.fromiter(values, dtype=np.int8, count=len(values)),
-        ids=_LabelIds(gains),
-    )
-
-
-class _LabelIds(Sequence[str]):
-    """The labels' unit ids, flat, made when first read (only a conflict's is, as a rule)."""
-
-    def __init__(self, gains: list[Mapping[str, object]]) -> None:
-        self._gains = gains
-        self._ids: list[str] | None = None
-        self._n = sum(map(len, gains))
-
-    def __len__(self) -> int:
-        return self._n
-
-    def __getitem__(self, i):  # type: ignore[override]
-        if self._ids is None:
-            self._ids = list(chain.from_iterable(self._gains))
-        return self._ids[i]
+    columns the working reference was read as; else from its gain maps, the units' codes
+    looked up)."""
+    columns = reference.labels
+    if columns is None:
+        columns = WorkingLabels(plain=[], offsets=np.zeros(1, dtype=np.int64),
+                                units=np.zeros(0, dtype=np.int64),
+                                gain=np.zeros(0, dtype=np.int8), unit_text=[],
+                                others=dict(reference.gains))
+    return gathered_labels(study, columns, query_ids)
 
 
 def pack_coded(
@@ -321,7 +236,7 @@ def _coded_ranking(
         flat = codes.codes[np.arange(int(offsets[-1]), dtype=np.int64) + starts]
     else:  # already in this order
         flat = codes.codes
-    protocol = _protocol_name(run)
+    protocol = run.pinned_protocol
     return CodedRanking(
         offsets=offsets,
         codes=flat,
@@ -569,3 +484,63 @@ def runs_as_columns(
             population=ref.population,
         ))
     return out
+
+
+def _run_queries(study: Study, run_name: str) -> tuple[set[str], frozenset[str]]:
+    """The queries the run holds a ranking for (answered or not), and those it returned at
+    least one result for: one read of its packed rankings."""
+    run = get_run(study, run_name)
+    rows = study.db.execute(
+        "SELECT query_id, unit_ids NOT IN ('', '[]') FROM run_rankings WHERE run_id = ?",
+        [run.run_id],
+    ).fetchall()
+    return {q for q, _ in rows}, frozenset(q for q, returned in rows if returned)
+
+
+@dataclass(frozen=True)
+class QueryFacts:
+    """What a query set of some runs is resolved from (read once, in the store)."""
+
+    study_id: str
+    #: the queries the runs are compared over (labeled or claimed in the reference, or
+    #: ranked by a run), removed ones left out, in natural order
+    query_ids: list[str]
+    #: every query id of the study (:func:`study_query_ids`)
+    study_query_ids: frozenset[str]
+    #: queries with at least one relevant label in the working reference
+    judged: frozenset[str]
+    #: run name -> queries it returned at least one result for
+    answered: dict[str, frozenset[str]]
+    removed: frozenset[str]
+
+
+def query_facts(
+    study: Study, run_names: Sequence[str], reference: str | None = None,
+    *, working: ReferenceColumns | None = None,
+) -> QueryFacts:
+    """:class:`QueryFacts` of ``run_names`` compared against ``reference`` (None: the
+    working labels). ``working``: the study's whole working reference already read at the
+    store's marks now, taken instead of a read."""
+    threshold = study.settings.protocol().relevance_threshold
+    if working is None:
+        working = reference_columns(study, None)
+    judged = frozenset(
+        q
+        for q, units in working.gains.items()
+        if any((max(g) if isinstance(g, tuple) else g) >= threshold for g in units.values())
+    )
+    evaluated = working if reference is None else reference_columns(study, reference)
+    per_run = {name: _run_queries(study, name) for name in run_names}
+    answered = {name: queries[1] for name, queries in per_run.items()}
+    removed = removed_query_ids(study)
+    ranked = set().union(*(queries[0] for queries in per_run.values()))
+    pool = (set(evaluated.gains) | set(evaluated.complete) | ranked) - removed
+    return QueryFacts(
+        study_id=study.study_id,
+        query_ids=sorted(pool, key=natural_key),
+        study_query_ids=frozenset(study_query_ids(study)),
+        judged=judged,
+        answered=answered,
+        removed=removed,
+    )
+

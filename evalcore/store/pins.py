@@ -25,22 +25,12 @@ def pin_exists(study: Study, name: str) -> bool:
 
 def visible_documents(
     db: sqlite_utils.Database, visibility: Visibility
-) -> list[tuple[str, str, str | None]]:
-    """``(doc_id, content_hash, owner_org)`` of the visible documents, in ``doc_id`` order."""
-    return db.conn.execute(
+) -> Iterator[tuple[str, str, str | None]]:
+    """Stream ``(doc_id, content_hash, owner_org)`` of the visible documents in ``doc_id``
+    order."""
+    cursor = db.conn.execute(
         "SELECT d.doc_id, d.content_hash, d.owner_org FROM documents d "
         f"WHERE {visibility.where} ORDER BY d.doc_id",
-        visibility.params,
-    ).fetchall()
-
-
-def visible_document_hashes(
-    db: sqlite_utils.Database, visibility: Visibility
-) -> Iterator[tuple[str, str]]:
-    """Stream ``(doc_id, content_hash)`` of the visible documents in ``doc_id`` order."""
-    cursor = db.conn.execute(
-        f"SELECT d.doc_id, d.content_hash FROM documents d WHERE {visibility.where} "
-        "ORDER BY d.doc_id",
         visibility.params,
     )
     for rows in iter(lambda: cursor.fetchmany(_BATCH), []):

@@ -68,11 +68,7 @@ def study_pools(study: Study) -> dict[str, set[str]]:
     ).fetchall()
     for run_id, k in runs:
         for query_id, units in _run_top_k(study.db, run_id, k):
-            pool = out.get(query_id)
-            if pool is None:
-                out[query_id] = set(units)
-            else:
-                pool.update(units)
+            out.setdefault(query_id, set()).update(units)
     return out
 
 

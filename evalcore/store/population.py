@@ -87,7 +87,8 @@ def study_population(handle: Study) -> StudyPopulation:
     """
     db, study = handle.db, handle.settings
     marks = _marks(db, study)
-    key = _store_key(db, handle.study_id)
+    place = store_place(db)  # a file made again at the same path is another store
+    key = None if place is None else (place, handle.study_id)  # None: a store in memory
     with _LOCK:
         kept = _KEPT.get(key) if key is not None else None
     if (
@@ -105,12 +106,9 @@ def study_population(handle: Study) -> StudyPopulation:
             + (_outside(db, study, since=kept.marks[1]) if kept.population.documents else 0),
         )
     else:
-        documents = int(
-            db.execute(
-                f"SELECT count(*) FROM documents WHERE corpus_id = ? AND {published()}",
-                [study.corpus_id],
-            ).fetchone()[0]
-        )
+        row = db.execute(f"SELECT count(*) FROM documents WHERE corpus_id = ? AND {published()}",
+                         [study.corpus_id]).fetchone()
+        documents = int(row[0])
         population = StudyPopulation(
             corpus_id=study.corpus_id,
             retrieval_unit=study.retrieval_unit,
@@ -150,14 +148,6 @@ def _marks(db: sqlite_utils.Database, study: StudyIn) -> tuple[int, int]:
         [study.corpus_id, study.study_id],
     ).fetchone()
     return int(row[0]), int(row[1])
-
-
-def _store_key(db: sqlite_utils.Database, study_id: str) -> tuple[str, str] | None:
-    """Where the store is kept (:func:`~evalcore.store.store_identity.store_place`: a file
-    made again at the same path is another store), with the study; None for a store held
-    in memory."""
-    place = store_place(db)
-    return None if place is None else (place, study_id)
 
 
 def _outside(db: sqlite_utils.Database, study: StudyIn, *, since: int) -> int:

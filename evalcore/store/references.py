@@ -14,22 +14,21 @@ import hashlib
 import json
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.limits import MAX_NAME_CHARS, require_fits
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import require_known_study
 from evalcore.store.completeness import completeness_states
-from evalcore.store.lookup import exists, not_found
+from evalcore.store.lookup import exists, models, not_found
 from evalcore.store.resolution import resolved_gains
 from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
 
 
-class ReferenceVersion(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class ReferenceVersion(FrozenModel):
 
     study_id: str
     name: str
@@ -118,38 +117,31 @@ def freeze_reference(
     return version
 
 
-def _version(db: sqlite_utils.Database, row: tuple) -> ReferenceVersion:
-    study_id, name = row[:2]
-    n_labels = db.execute(
-        "SELECT count(*) FROM reference_labels WHERE study_id = ? AND version = ?", [study_id, name]
-    ).fetchone()[0]
-    n_queries, n_complete = db.execute(
-        "SELECT count(*), coalesce(sum(population_complete), 0) FROM reference_completeness "
-        "WHERE study_id = ? AND version = ?",
-        [study_id, name],
-    ).fetchone()
-    values = (*row, n_queries, n_labels, n_complete)
-    return ReferenceVersion(**dict(zip(ReferenceVersion.model_fields, values, strict=True)))
+_VERSIONS = (
+    "SELECT v.study_id, v.name, v.created_at, v.created_by, v.content_hash, "
+    "(SELECT count(*) FROM reference_completeness c WHERE c.study_id = v.study_id "
+    "AND c.version = v.name), "
+    "(SELECT count(*) FROM reference_labels l WHERE l.study_id = v.study_id "
+    "AND l.version = v.name), "
+    "(SELECT coalesce(sum(population_complete), 0) FROM reference_completeness c "
+    "WHERE c.study_id = v.study_id AND c.version = v.name) FROM reference_versions v"
+)
+
+
+def _versions(db: sqlite_utils.Database, where: str, params: list[str]) -> list[ReferenceVersion]:
+    return models(ReferenceVersion, db.execute(
+        f"{_VERSIONS} WHERE {where} ORDER BY v.created_at, v.name", params))
 
 
 def list_references(study: Study) -> list[ReferenceVersion]:
     """The study's frozen versions."""
-    rows = study.db.execute(
-        "SELECT study_id, name, created_at, created_by, content_hash FROM reference_versions "
-        "WHERE study_id = ? ORDER BY created_at, name",
-        [study.study_id],
-    ).fetchall()
-    return [_version(study.db, r) for r in rows]
+    return _versions(study.db, "v.study_id = ?", [study.study_id])
 
 
 def get_reference(study: Study, name: str) -> ReferenceVersion:
     """The frozen version ``name``."""
-    row = study.db.execute(
-        "SELECT study_id, name, created_at, created_by, content_hash FROM reference_versions "
-        "WHERE study_id = ? AND name = ?",
-        [study.study_id, name],
-    ).fetchone()
-    if row is None:
+    found = _versions(study.db, "v.study_id = ? AND v.name = ?", [study.study_id, name])
+    if not found:
         raise not_found(
             ReferenceNotFoundError,
             f"no reference version {name!r} in study {study.study_id!r}",
@@ -157,7 +149,7 @@ def get_reference(study: Study, name: str) -> ReferenceVersion:
             listing="frozen versions",
             none_yet="none is frozen yet",
         )
-    return _version(study.db, row)
+    return found[0]
 
 
 def reference_labels(study: Study, name: str) -> dict[str, dict[str, int]]:
@@ -180,11 +172,8 @@ def verify_reference(study: Study, name: str) -> bool:
 def altered_references(db: sqlite_utils.Database) -> list[tuple[str, str]]:
     """``(study_id, name)`` of every frozen version of the store whose rows no longer hash to
     its recorded content hash (a check of the store file: no study's data is returned)."""
-    rows = db.execute(
-        "SELECT study_id, name, created_at, created_by, content_hash "
-        "FROM reference_versions ORDER BY study_id, name"
-    ).fetchall()
-    return [(r[0], r[1]) for r in rows if not _intact(db, r[0], _version(db, r))]
+    return sorted((v.study_id, v.name) for v in _versions(db, "1 = 1", [])
+                  if not _intact(db, v.study_id, v))
 
 
 def _intact(db: sqlite_utils.Database, study_id: str, version: ReferenceVersion) -> bool:

@@ -4,8 +4,8 @@ import json
 from typing import Any
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
+from evalcore.contract.frozen import FrozenModel
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
 from evalcore.store.scoping import unreadable_organisations
@@ -13,8 +13,7 @@ from evalcore.store.study_handle import Study
 from evalcore.store.transaction import write_transaction
 
 
-class Refusal(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class Refusal(FrozenModel):
 
     refusal_id: int
     study_id: str
@@ -41,24 +40,12 @@ def record_refusal(
         cursor = db.execute(
             "INSERT INTO retrieval_refusals (study_id, protocol, run_name, created_at, actor, "
             "message, detail_json) VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [
-                study_id,
-                protocol,
-                run_name,
-                utc_now_iso(),
-                actor,
-                message,
-                json.dumps(detail, sort_keys=True),
-            ],
+            [study_id, protocol, run_name, utc_now_iso(), actor, message,
+             json.dumps(detail, sort_keys=True)],
         )
         refusal_id = int(cursor.lastrowid)
-        record_audit(
-            db,
-            actor=actor,
-            action="lexical.refused",
-            study_id=study_id,
-            detail={"protocol": protocol, "run": run_name, "refusal_id": refusal_id},
-        )
+        record_audit(db, actor=actor, action="lexical.refused", study_id=study_id,
+                     detail={"protocol": protocol, "run": run_name, "refusal_id": refusal_id})
     return refusal_id
 
 

@@ -9,7 +9,7 @@ label, completeness event and ranking of the query: exports and archives still
 hold them; comparisons, dashboards, pools and reports leave the query out
 (:func:`removed_query_ids` is what they read).
 
-:mod:`evalcore.store.query_facts` reads what a query set is resolved from.
+:func:`evalcore.store.observations.query_facts` reads what a query set is resolved from.
 """
 
 from __future__ import annotations
@@ -19,9 +19,9 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.query_order import natural_key
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
@@ -35,10 +35,8 @@ from evalcore.store.transaction import write_transaction
 MAX_REASON = 500
 
 
-class RemovedQuery(BaseModel):
+class RemovedQuery(FrozenModel):
     """A query out of its study: who took it out, when and why."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     removed_at: str
@@ -61,12 +59,9 @@ def removed_queries(study: Study) -> list[RemovedQuery]:
 
 def removed_query_ids(study: Study) -> frozenset[str]:
     """The ids of the study's removed queries (what every query set leaves out)."""
-    return frozenset(
-        r[0]
-        for r in study.db.execute(
-            "SELECT query_id FROM removed_queries WHERE study_id = ?", [study.study_id]
-        )
-    )
+    rows = study.db.execute("SELECT query_id FROM removed_queries WHERE study_id = ?",
+                            [study.study_id])
+    return frozenset(r[0] for r in rows)
 
 
 def remove_query(
@@ -77,9 +72,7 @@ def remove_query(
     Raises ``StudyNotFoundError``, :class:`QueryNotInStudyError` (not a query of the
     study), ``ValueError`` (already removed; reason too long) or ``PermissionDenied``;
     nothing is written then."""
-    reason = reason.strip()
-    if len(reason) > MAX_REASON:
-        raise ValueError(f"the reason is {len(reason)} characters long; at most {MAX_REASON}")
+    reason = _checked_reason(reason)
     get_study(db, study_id)
     with write_transaction(db):
         study = open_study(db, study_id, actor, Permission.REMOVE_QUERIES)
@@ -89,10 +82,8 @@ def remove_query(
                 "query has this id (list them with: evalcore queries list --study "
                 f"{study_id})"
             )
-        if exists(
-            db, "SELECT 1 FROM removed_queries WHERE study_id = ? AND query_id = ?",
-            [study_id, query_id],
-        ):
+        if exists(db, "SELECT 1 FROM removed_queries WHERE study_id = ? AND query_id = ?",
+                  [study_id, query_id]):
             raise ValueError(
                 f"query {query_id!r} is already removed from study {study_id!r}; "
                 "restore it with: evalcore queries restore"
@@ -105,14 +96,16 @@ def remove_query(
             "reason) VALUES (?, ?, ?, ?, ?)",
             [study_id, query_id, removed.removed_at, removed.removed_by, reason],
         )
-        record_audit(
-            db,
-            actor=actor or "local",
-            action="query.remove",
-            study_id=study_id,
-            detail={"query_id": query_id, "reason": reason},
-        )
+        record_audit(db, actor=actor or "local", action="query.remove", study_id=study_id,
+                     detail={"query_id": query_id, "reason": reason})
     return removed
+
+
+def _checked_reason(reason: str) -> str:
+    reason = reason.strip()
+    if len(reason) > MAX_REASON:
+        raise ValueError(f"the reason is {len(reason)} characters long; at most {MAX_REASON}")
+    return reason
 
 
 def restore_query(
@@ -120,9 +113,7 @@ def restore_query(
 ) -> RemovedQuery:
     """Bring a removed query back into the study (lead only in team mode); returns the
     removal undone. ``ValueError`` when the query is not removed; nothing is written then."""
-    reason = reason.strip()
-    if len(reason) > MAX_REASON:
-        raise ValueError(f"the reason is {len(reason)} characters long; at most {MAX_REASON}")
+    reason = _checked_reason(reason)
     get_study(db, study_id)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.REMOVE_QUERIES)
@@ -140,18 +131,10 @@ def restore_query(
         db.execute(
             "DELETE FROM removed_queries WHERE study_id = ? AND query_id = ?", [study_id, query_id]
         )
-        record_audit(
-            db,
-            actor=actor or "local",
-            action="query.restore",
-            study_id=study_id,
-            detail={
-                "query_id": query_id,
-                "reason": reason,
-                "removed_by": row[2],
-                "removed_at": row[1],
-            },
-        )
+        restored = {"query_id": query_id, "reason": reason, "removed_by": row[2],
+                    "removed_at": row[1]}
+        record_audit(db, actor=actor or "local", action="query.restore", study_id=study_id,
+                     detail=restored)
     return models(RemovedQuery, [row])[0]
 
 
@@ -187,12 +170,8 @@ def removals_in_audit(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, str,
             continue
         if row["action"] == "query.remove":
             reason = detail.get("reason")
-            state[query_id] = (
-                query_id,
-                row["created_at"],
-                row["actor"],
-                reason if isinstance(reason, str) else "",
-            )
+            reason = reason if isinstance(reason, str) else ""
+            state[query_id] = (query_id, row["created_at"], row["actor"], reason)
         else:
             state.pop(query_id, None)
     return sorted(state.values(), key=lambda r: natural_key(r[0]))

@@ -13,9 +13,9 @@ The store keeps the body as text; :mod:`evalcore.report.stored` turns a
 import hashlib
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.limits import MAX_NAME_CHARS, require_fits
 from evalcore.store.authorize import authorize
 from evalcore.store.lookup import exists, not_found
@@ -37,10 +37,8 @@ def body_hash(body: str) -> str:
     return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
 
 
-class ReportRecord(BaseModel):
+class ReportRecord(FrozenModel):
     """What is stored of a report besides its body: the columns it is found by."""
-
-    model_config = ConfigDict(frozen=True)
 
     study_id: str
     name: str
@@ -57,14 +55,15 @@ class StoredReport(ReportRecord):
     content_hash: str
 
 
-_COLUMNS = (
-    "report_id, study_id, name, reference_version, created_at, created_by, evalcore_version, "
-    "content_hash"
-)
+_KEYS = ("report_id", "study_id", "name", "reference_version", "created_at", "created_by",
+         "evalcore_version", "content_hash")
 
 
-def _row(row: tuple) -> StoredReport:
-    return StoredReport(**dict(zip([c.strip() for c in _COLUMNS.split(",")], row, strict=True)))
+def _reports(db: sqlite_utils.Database, where: str, params: list) -> list[StoredReport]:
+    """The stored reports matching ``where``, by id."""
+    rows = db.execute(f"SELECT {', '.join(_KEYS)} FROM reports WHERE {where} "  # noqa: S608
+                      "ORDER BY report_id", params)
+    return [StoredReport(**dict(zip(_KEYS, row, strict=True))) for row in rows]
 
 
 def save_report_body(db: sqlite_utils.Database, report: ReportRecord, body: str) -> StoredReport:
@@ -89,43 +88,26 @@ def save_report_body(db: sqlite_utils.Database, report: ReportRecord, body: str)
             [*(getattr(report, field) for field in ReportRecord.model_fields), body, digest],
         )
         report_id = int(cursor.lastrowid)
-    return get_stored_report(db, report_id)
-
-
-def get_stored_report(db: sqlite_utils.Database, report_id: int) -> StoredReport:
-    row = db.execute(
-        f"SELECT {_COLUMNS} FROM reports WHERE report_id = ?", [report_id]  # noqa: S608
-    ).fetchone()
-    if row is None:
-        raise ReportNotFoundError(f"no stored report with id {report_id}")
-    return _row(row)
+    return _reports(db, "report_id = ?", [report_id])[0]
 
 
 def list_reports(study: Study) -> list[StoredReport]:
     """The study's stored reports."""
-    rows = study.db.execute(
-        f"SELECT {_COLUMNS} FROM reports WHERE study_id = ? ORDER BY report_id",  # noqa: S608
-        [study.study_id],
-    ).fetchall()
-    return [_row(r) for r in rows]
+    return _reports(study.db, "study_id = ?", [study.study_id])
 
 
 def find_report(study: Study, name: str) -> StoredReport:
     """The stored report named ``name`` in the study."""
-    row = study.db.execute(
-        f"SELECT {_COLUMNS} FROM reports WHERE study_id = ? AND name = ?",  # noqa: S608
-        [study.study_id, name],
-    ).fetchone()
-    if row is None:
-        known = [r.name for r in list_reports(study)]
+    found = _reports(study.db, "study_id = ? AND name = ?", [study.study_id, name])
+    if not found:
         raise not_found(
             ReportNotFoundError,
             f"no report {name!r} in study {study.study_id!r}",
-            known,
+            [r.name for r in list_reports(study)],
             listing="stored reports",
             none_yet="none is stored yet",
         )
-    return _row(row)
+    return found[0]
 
 
 def load_report_body(study: Study, report_id: int) -> str:

@@ -25,13 +25,14 @@ settled from one grouped scan (:mod:`evalcore.store.working_labels` for a whole 
 """
 
 from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
 from itertools import groupby
 from operator import itemgetter
 from typing import Any, Literal
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
+from evalcore.contract.frozen import FrozenModel
 from evalcore.store.dialect import in_chunks
 from evalcore.store.study_handle import Study
 from evalcore.store.working_labels import WorkingLabels, label_columns
@@ -48,10 +49,8 @@ def _resolved(
                                          conflict_gains=conflict_gains)
 
 
-class ResolvedLabel(BaseModel):
+class ResolvedLabel(FrozenModel):
     """One unit of the working reference for one query."""
-
-    model_config = ConfigDict(frozen=True)
 
     unit_id: str
     #: The gain that counts; ``None`` when in conflict (counts as unlabeled).
@@ -143,12 +142,16 @@ def resolve_query(study: Study, query_id: str) -> dict[str, ResolvedLabel]:
 
 def resolve_unit_in_store(study: Study, query_id: str, unit_id: str) -> ResolvedLabel | None:
     """The resolved label of one unit, or None when it is unlabeled."""
-    rows = study.db.execute(
+    return resolve_unit(unit_id, _unit_events(study, query_id, unit_id))
+
+
+def _unit_events(study: Study, query_id: str, unit_id: str) -> Iterable[tuple]:
+    """The unit's (event_id, kind, gain, annotator) events in event order."""
+    return study.db.execute(
         f"SELECT event_id, kind, gain, {ANNOTATOR_SQL} FROM label_events "
         "WHERE study_id = ? AND query_id = ? AND unit_id = ? ORDER BY event_id",
         [study.study_id, query_id, unit_id],
     )
-    return resolve_unit(unit_id, rows)
 
 
 def query_filters(query_ids: Iterable[str] | None) -> list[tuple[str, list[str]]]:
@@ -319,13 +322,7 @@ def annotator_units(
             else:
                 out.setdefault(query_id, set()).add(unit_id)
         for query_id, unit_id in replay:
-            current, _ = replay_unit(
-                study.db.execute(
-                    f"SELECT event_id, kind, gain, {ANNOTATOR_SQL} FROM label_events "
-                    "WHERE study_id = ? AND query_id = ? AND unit_id = ? ORDER BY event_id",
-                    [study.study_id, query_id, unit_id],
-                )
-            )
+            current, _ = replay_unit(_unit_events(study, query_id, unit_id))
             if who in current:
                 out.setdefault(query_id, set()).add(unit_id)
     return out
@@ -339,3 +336,34 @@ def conflicts(study: Study) -> dict[str, list[ResolvedLabel]]:
         if found:
             out[query_id] = found
     return out
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """The queries to resolve, and the annotators with a current label elsewhere."""
+
+    queries: tuple[str, ...]
+    annotators: frozenset[str]
+
+
+def annotator_overlap(study: Study) -> Overlap:
+    """Where annotators overlap, the only places agreement is measured and conflicts arise:
+    queries with two or more annotator names, or with an undo or an adjudication (a
+    superset of the queries holding a unit two voices are on: names that differ only in
+    case are told apart here and merged by the resolution); the other queries have only
+    labels, each current, so their annotators are read without resolving them. The agreement
+    page resolves just those (usually a few of a 10,000-query study)."""
+    names: dict[str, set[str]] = {}
+    replayed: set[str] = set()
+    for query_id, annotator, special in study.db.execute(
+        "SELECT query_id, annotator, max(kind != 'label') FROM label_events "
+        "WHERE study_id = ? GROUP BY query_id, annotator",
+        [study.study_id],
+    ):
+        names.setdefault(query_id, set()).add(annotator)
+        if special:
+            replayed.add(query_id)
+    queries = tuple(q for q, who in names.items() if len(who) > 1 or q in replayed)
+    overlapping = set(queries)
+    plain = {a for q, who in names.items() if q not in overlapping for a in who}
+    return Overlap(queries=queries, annotators=frozenset(map(annotator_key, plain)))

@@ -7,14 +7,14 @@ from operator import itemgetter
 from typing import Any, Literal
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.roles import Permission
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.limits import MAX_NAME_CHARS, require_fits
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.authorize import authorize, require_known_study
 from evalcore.store.dialect import write_rows
-from evalcore.store.lookup import exists, not_found
+from evalcore.store.lookup import exists, models, not_found
 from evalcore.store.staging import staging_owner
 from evalcore.store.study_handle import Study
 from evalcore.store.transaction import write_transaction
@@ -22,8 +22,7 @@ from evalcore.store.trec_ids import record_run_suspects
 from evalcore.store.unit_codes import CODE_DTYPE, assign_unit_codes, pack_codes
 
 
-class RunInfo(BaseModel):
-    model_config = ConfigDict(frozen=True)
+class RunInfo(FrozenModel):
 
     run_id: int
     study_id: str
@@ -34,6 +33,13 @@ class RunInfo(BaseModel):
     k: int
     scan_complete: bool
     created_at: str
+
+    @property
+    def pinned_protocol(self) -> str | None:
+        """The name the run's protocol pins under (a retrieval protocol of that name stored
+        in the study: the run's pinned set), or None when it names none."""
+        name = self.protocol.get("pinned_protocol") or self.protocol.get("name")
+        return name if isinstance(name, str) else None
 
 
 class RunNotFoundError(LookupError):
@@ -75,9 +81,9 @@ def add_run(
         if rankings is None:
             write_run_results(db, run_id, results or ())
         else:
-            _write_queries(db, run_id, [
-                (q, range(1, len(ranking) + 1), *zip(*ranking, strict=True))
-                for q, ranking in rankings.items() if ranking])
+            columns = [(q, range(1, len(ranking) + 1), *zip(*ranking, strict=True))
+                       for q, ranking in rankings.items() if ranking]
+            _write_queries(db, run_id, columns)
     return run_id
 
 
@@ -88,10 +94,7 @@ def write_run_results(
     transaction)."""
     grouped: dict[str, list[tuple[int, str, float | None]]] = {}
     for q, r, u, s in results:
-        entries = grouped.get(q)
-        if entries is None:
-            entries = grouped[q] = []
-        entries.append((r, u, s))
+        grouped.setdefault(q, []).append((r, u, s))
     for entries in grouped.values():
         entries.sort(key=itemgetter(0))
     _write_queries(db, run_id, [(q, *zip(*entries, strict=True)) for q, entries in grouped.items()])
@@ -109,9 +112,9 @@ def _write_queries(db: sqlite_utils.Database, run_id: int, queries: list[_Column
     cannot hold (:mod:`evalcore.store.trec_ids`). New unit codes are given in the queries'
     order, ranks in order."""
     conn = db.conn
-    write_rows(db, "results", ["run_id", "query_id", "rank", "unit_id", "score"],
-               [chain.from_iterable(zip(repeat(run_id), repeat(q), ranks, units, scores)
-                                    for q, ranks, units, scores in queries)])
+    results = chain.from_iterable(zip(repeat(run_id), repeat(q), ranks, units, scores)
+                                  for q, ranks, units, scores in queries)
+    write_rows(db, "results", ["run_id", "query_id", "rank", "unit_id", "score"], [results])
     study_id = conn.execute("SELECT study_id FROM runs WHERE run_id = ?", [run_id]).fetchone()[0]
     every_unit = list(chain.from_iterable(units for _, _, units, _ in queries))
     packed = pack_codes(assign_unit_codes(db, study_id, every_unit))  # sliced per query below
@@ -120,11 +123,11 @@ def _write_queries(db: sqlite_utils.Database, run_id: int, queries: list[_Column
     start = 0
     for q, _, units, scores in queries:
         end = start + size * len(units)
-        rows.append((run_id, q, json.dumps(units, ensure_ascii=False), json.dumps(scores),
-                     packed[start:end]))
+        unit_ids = json.dumps(units, ensure_ascii=False)
+        rows.append((run_id, q, unit_ids, json.dumps(scores), packed[start:end]))
         start = end
-    write_rows(db, "run_rankings", ["run_id", "query_id", "unit_ids", "scores", "unit_codes"],
-               [rows])
+    columns = ["run_id", "query_id", "unit_ids", "scores", "unit_codes"]
+    write_rows(db, "run_rankings", columns, [rows])
     record_run_suspects(db, run_id, ((q, units) for q, _, units, _ in queries))
 
 
@@ -158,12 +161,14 @@ def _insert_run(db: sqlite_utils.Database, study_id: str, name: str, source: str
     and the name is free; its run_id."""
     authorize(db, study_id=study_id, actor=actor, permission=Permission.CREATE_RUN)
     _check_name_free(db, study_id, name)
-    return int(db.execute(
+    protocol_json = json.dumps(protocol or {}, sort_keys=True)
+    cursor = db.execute(
         "INSERT INTO runs (study_id, name, source, protocol_json, corpus_fingerprint, k, "
         "scan_complete, created_at, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [study_id, name, source, json.dumps(protocol or {}, sort_keys=True),
-         corpus_fingerprint, k, int(scan_complete), utc_now_iso(), staged_by],
-    ).lastrowid)
+        [study_id, name, source, protocol_json, corpus_fingerprint, k, int(scan_complete),
+         utc_now_iso(), staged_by],
+    )
+    return int(cursor.lastrowid)
 
 
 def publish_run(db: sqlite_utils.Database, run_id: int, *, study_id: str, actor: str | None) -> None:
@@ -222,18 +227,8 @@ def get_run(study: Study, name: str) -> RunInfo:
 
 
 def _run_info(row: Sequence[Any]) -> RunInfo:
-    """A :class:`RunInfo` from a row of :data:`_RUN_COLUMNS`."""
-    return RunInfo(
-        run_id=row[0],
-        study_id=row[1],
-        name=row[2],
-        source=row[3],
-        protocol=json.loads(row[4]),
-        corpus_fingerprint=row[5],
-        k=row[6],
-        scan_complete=bool(row[7]),
-        created_at=row[8],
-    )
+    """A :class:`RunInfo` from a row of :data:`_RUN_COLUMNS` (its JSON protocol parsed)."""
+    return models(RunInfo, [(*row[:4], json.loads(row[4]), *row[5:])])[0]
 
 
 def list_runs(study: Study) -> list[RunInfo]:
@@ -250,30 +245,36 @@ def run_results(
 ) -> dict[str, list[tuple[str, float | None]]]:
     """Ranked (unit_id, score) lists per query, best first, of a run of the study."""
     db = study.db
-    if (
-        db.execute(
-            "SELECT 1 FROM runs WHERE run_id = ? AND study_id = ? AND staged_by IS NULL",
-            [run_id, study.study_id],
-        ).fetchone()
-        is None
-    ):
+    if not exists(db, "SELECT 1 FROM runs WHERE run_id = ? AND study_id = ? AND "
+                  "staged_by IS NULL", [run_id, study.study_id]):
         raise RunNotFoundError(f"no run with id {run_id} in study {study.study_id!r}")
     out: dict[str, list[tuple[str, float | None]]] = {}
     if query_ids is None:
-        rows = db.execute(
-            "SELECT query_id, unit_id, score FROM results WHERE run_id = ? "
-            "ORDER BY query_id, rank",
-            [run_id],
-        )
+        rows = db.execute("SELECT query_id, unit_id, score FROM results WHERE run_id = ? "
+                          "ORDER BY query_id, rank", [run_id])
         for q, u, s in rows:
             out.setdefault(q, []).append((u, s))
         return out
     for q in query_ids:
-        out[q] = [
-            (u, s)
-            for u, s in db.execute(
-                "SELECT unit_id, score FROM results WHERE run_id = ? AND query_id = ? ORDER BY rank",
-                [run_id, q],
-            )
-        ]
+        rows = db.execute("SELECT unit_id, score FROM results WHERE run_id = ? AND query_id = ? "
+                          "ORDER BY rank", [run_id, q])
+        out[q] = [(u, s) for u, s in rows]
     return out
+
+
+def permitted_ids_for_run(db: sqlite_utils.Database, run: RunInfo) -> list[str] | None:
+    """The pinned document ids of the run's retrieval protocol, or None if none is pinned:
+    one statement (the protocol joined to its documents; a protocol pinning none is one
+    row without a document)."""
+    name = run.pinned_protocol
+    if name is None:
+        return None
+    rows = db.execute(
+        "SELECT d.doc_id FROM protocols p LEFT JOIN protocol_documents d "
+        "ON d.study_id = p.study_id AND d.protocol = p.name "
+        "WHERE p.study_id = ? AND p.name = ? ORDER BY d.doc_id",
+        [run.study_id, name],
+    ).fetchall()
+    if not rows:
+        return None
+    return [r[0] for r in rows if r[0] is not None]

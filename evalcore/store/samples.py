@@ -20,10 +20,10 @@ from collections.abc import Sequence
 from typing import Literal
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.limits import clipped
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
@@ -42,10 +42,8 @@ class SampleNotFoundError(LookupError):
     """No sample of that name in the study."""
 
 
-class SampledUnit(BaseModel):
+class SampledUnit(FrozenModel):
     """One sampled unit, at its place in the sample's order."""
-
-    model_config = ConfigDict(frozen=True)
 
     position: int
     query_id: str
@@ -55,10 +53,8 @@ class SampledUnit(BaseModel):
     draw: int
 
 
-class StoredSample(BaseModel):
+class StoredSample(FrozenModel):
     """A sample as the store holds it; ``design_json`` is the design as drawn and grown."""
-
-    model_config = ConfigDict(frozen=True)
 
     study_id: str
     name: str
@@ -75,10 +71,8 @@ class StoredSample(BaseModel):
     n_units: int
 
 
-class NonResponse(BaseModel):
+class NonResponse(FrozenModel):
     """A skip or "can't judge" on a sampled unit."""
-
-    model_config = ConfigDict(frozen=True)
 
     query_id: str
     unit_id: str
@@ -110,13 +104,10 @@ def _sample(row: tuple) -> StoredSample:
 
 
 def sample_names(study: Study) -> list[str]:
-    return [
-        r[0]
-        for r in study.db.execute(
-            "SELECT name FROM samples WHERE study_id = ? ORDER BY created_at, name",
-            [study.study_id],
-        )
-    ]
+    """The study's sample names, oldest first."""
+    rows = study.db.execute(
+        "SELECT name FROM samples WHERE study_id = ? ORDER BY created_at, name", [study.study_id])
+    return [r[0] for r in rows]
 
 
 def list_samples(study: Study) -> list[StoredSample]:
@@ -198,40 +189,18 @@ def create_sample(
                 f"study {study_id!r} has a sample {name!r} already; grow it with: evalcore "
                 f"sample grow --name {name} --size N, or choose another --name"
             )
+        drawn = {"name": name, "runs": [run_a, run_b], "measures": list(measures),
+                 "seed": seed, "size": size, "draws": draws}
         db.execute(
             "INSERT INTO samples (study_id, name, run_a, run_b, measures_json, seed, size, "
             "draws, design_json, created_at, created_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, "
             "?, ?)",
-            [
-                study_id,
-                name,
-                run_a,
-                run_b,
-                json.dumps(list(measures)),
-                seed,
-                size,
-                draws,
-                design_json,
-                utc_now_iso(),
-                actor or "local",
-            ],
+            [study_id, name, run_a, run_b, json.dumps(drawn["measures"]), seed, size, draws,
+             design_json, utc_now_iso(), actor or "local"],
         )
         _insert_units(db, study_id, name, 1, units)
-        record_audit(
-            db,
-            actor=actor or "local",
-            action="sample.draw",
-            study_id=study_id,
-            detail={
-                "name": name,
-                "runs": [run_a, run_b],
-                "measures": list(measures),
-                "seed": seed,
-                "size": size,
-                "draws": draws,
-                "units": len(units),
-            },
-        )
+        record_audit(db, actor=actor or "local", action="sample.draw", study_id=study_id,
+                     detail={**drawn, "units": len(units)})
     return get_sample(study, name)
 
 
@@ -266,19 +235,10 @@ def grow_sample(
             "WHERE study_id = ? AND name = ?",
             [size, draws, design_json, utc_now_iso(), study_id, name],
         )
-        record_audit(
-            db,
-            actor=actor or "local",
-            action="sample.grow",
-            study_id=study_id,
-            detail={
-                "name": name,
-                "size": size,
-                "draws": draws,
-                "units_added": len(added),
-                "size_before": before.size,
-            },
-        )
+        grown = {"name": name, "size": size, "draws": draws, "units_added": len(added),
+                 "size_before": before.size}
+        record_audit(db, actor=actor or "local", action="sample.grow", study_id=study_id,
+                     detail=grown)
     return get_sample(study, name)
 
 

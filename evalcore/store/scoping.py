@@ -19,7 +19,6 @@ import json
 from collections.abc import Iterable
 
 import sqlite_utils
-from pydantic import BaseModel, ConfigDict
 
 from evalcore.access.decisions import (
     document_refusal_rule,
@@ -29,25 +28,22 @@ from evalcore.access.decisions import (
     viewer_id,
 )
 from evalcore.access.roles import Permission
-from evalcore.store.authorize import require_known_study
+from evalcore.contract.frozen import FrozenModel
+from evalcore.store.authorize import known_study
 from evalcore.store.corpus import Document, get_document
 from evalcore.store.membership import (
-    corpus_in_team_mode,
-    in_organisation,
+    corpus_team_studies,
     member_of_corpus_study,
-    member_role,
-    study_mode,
+    study_access,
     user_organisations,
 )
-from evalcore.store.runs import get_run
-from evalcore.store.studies import StudyIn, get_study, list_studies, list_studies_and_modes
+from evalcore.store.runs import get_run, permitted_ids_for_run
+from evalcore.store.studies import StudyIn, list_studies, list_studies_and_modes
 from evalcore.store.study_handle import Study
 
 
-class DocumentAccess(BaseModel):
+class DocumentAccess(FrozenModel):
     """A document the viewer may read, or None and why not."""
-
-    model_config = ConfigDict(frozen=True)
 
     document: Document | None
     reason: str = ""
@@ -57,10 +53,8 @@ class DocumentAccess(BaseModel):
         return self.document is not None
 
 
-class DisplayableText(BaseModel):
+class DisplayableText(FrozenModel):
     """What a page may show of a unit: its title and text, or nothing and why."""
-
-    model_config = ConfigDict(frozen=True)
 
     unit_id: str
     shown: bool
@@ -71,24 +65,16 @@ class DisplayableText(BaseModel):
     permission_violation: bool = False
 
 
-def can_view_study(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> bool:
-    """May ``viewer`` see the study, its queries and its labels?"""
-    require_known_study(db, viewer, study_id)
-    return _study_refusal(db, viewer, get_study(db, study_id)) is None
-
-
 def _study_refusal(db: sqlite_utils.Database, viewer: str | None, study: StudyIn) -> str | None:
-    mode = study_mode(db, study.study_id)
-    user = viewer_id(viewer) if mode == "team" else None
+    facts = study_access(db, study.study_id, viewer_id(viewer), study.org_id)
+    user = viewer_id(viewer) if facts.team else None
     return study_view_refusal(
         study_id=study.study_id,
         org_id=study.org_id,
-        mode=mode,
+        mode="team" if facts.team else "local",
         user=user,
-        is_member=user is not None and member_role(db, study.study_id, user) is not None,
-        in_study_org=(
-            user is not None and (study.org_id is None or in_organisation(db, user, study.org_id))
-        ),
+        is_member=user is not None and facts.role is not None,
+        in_study_org=user is not None and (study.org_id is None or facts.in_org),
     )
 
 
@@ -100,18 +86,9 @@ def visible_studies(
     ``include_local=False`` leaves out studies in local single-user mode (a
     signed-in team deployment shows only studies whose team mode is on).
     """
-    out = []
     listed = (list_studies(db) if include_local
               else [s for s, team in list_studies_and_modes(db) if team])
-    for study in listed:
-        if _study_refusal(db, viewer, study) is None:
-            out.append(study)
-    return out
-
-
-def local_studies(db: sqlite_utils.Database) -> list[StudyIn]:
-    """The studies in local single-user mode (no member), by study id."""
-    return local_studies_and_team_count(db)[0]
+    return [study for study in listed if _study_refusal(db, viewer, study) is None]
 
 
 def local_studies_and_team_count(db: sqlite_utils.Database) -> tuple[list[StudyIn], int]:
@@ -128,8 +105,7 @@ def require_study_view(db: sqlite_utils.Database, viewer: str | None, study_id: 
     An unknown study is a :class:`StudyNotFoundError` that lists only the
     studies ``viewer`` may see (never every study id of the store).
     """
-    require_known_study(db, viewer, study_id)
-    refusal = _study_refusal(db, viewer, get_study(db, study_id))
+    refusal = _study_refusal(db, viewer, known_study(db, viewer, study_id))
     if refusal is not None:
         raise study_view_denied(refusal, study_id=study_id, user=viewer_id(viewer) or "")
 
@@ -142,7 +118,7 @@ def unreadable_organisations(
     a member of (all of them for nobody). The same rule as :func:`document_refusal`, for an
     owned document."""
     orgs = sorted(set(organisations))
-    if not orgs or not corpus_in_team_mode(db, corpus_id):
+    if not orgs or not corpus_team_studies(db, corpus_id):
         return []
     user = viewer_id(viewer)
     if user is None:
@@ -193,7 +169,7 @@ def document_refusals(
     owners = set(owner_orgs)
     if not owners:
         return {}
-    team = corpus_in_team_mode(db, corpus_id)
+    team = bool(corpus_team_studies(db, corpus_id))
     user = viewer_id(viewer) if team else None
     mine = (user_organisations(db, user) if user is not None and owners - {None}
             else set())
@@ -212,10 +188,8 @@ def document_refusals(
     }
 
 
-class ReadableFilter(BaseModel):
+class ReadableFilter(FrozenModel):
     """:func:`document_refusal` as SQL: ``where`` over the ``documents`` row aliased ``d``."""
-
-    model_config = ConfigDict(frozen=True)
 
     where: str
     params: dict[str, str | int]
@@ -235,7 +209,7 @@ def readable_filter(
     the documents of the viewer's organisations, and unowned documents if the
     viewer is a member of a study over the corpus; nothing for nobody.
     """
-    if not corpus_in_team_mode(db, corpus_id):
+    if not corpus_team_studies(db, corpus_id):
         return ReadableFilter(where="1", params={})
     user = viewer_id(viewer)
     if user is None:
@@ -268,11 +242,6 @@ def readable_document(
 
 def run_permitted_ids(study: Study, run_name: str) -> set[str] | None:
     """The run's pinned document set (None: the run has no pinned protocol)."""
-    # Imported here: the observations' module brings the metric computer and the report
-    # models, which the modules importing this one for access checks (the lexical
-    # re-execution, ``evalcore retrieve``) never need.
-    from evalcore.store.observations import permitted_ids_for_run
-
     ids = permitted_ids_for_run(study.db, get_run(study, run_name))
     return None if ids is None else set(ids)
 

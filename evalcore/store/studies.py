@@ -9,9 +9,9 @@ from evalcore.access.decisions import named_user
 from evalcore.contract.evaluation_protocol import EvalProtocol, GainMode
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.limits import MAX_KEY_CHARS, MAX_NAME_CHARS, without_nul
-from evalcore.store.lookup import exists
+from evalcore.store.lookup import exists, models
+from evalcore.store.membership import ensure_user, join_organisation
 from evalcore.store.transaction import write_transaction
-from evalcore.store.users import ensure_user, join_organisation
 
 Identifier = Annotated[StrictStr, Field(min_length=1, max_length=MAX_KEY_CHARS),
                        AfterValidator(without_nul)]
@@ -73,8 +73,8 @@ def create_organisation(
     return created
 
 
-#: The columns of a study's settings, in :class:`StudyIn`'s field names.
-_STUDY_COLUMNS = ("study_id", "name", "corpus_id", "retrieval_unit", "relevance_threshold", "gain", "org_id")
+#: The columns of a study's settings: :class:`StudyIn`'s fields.
+_STUDY_COLUMNS = ", ".join(StudyIn.model_fields)
 
 
 def get_study(db: sqlite_utils.Database, study_id: str) -> StudyIn:
@@ -84,14 +84,13 @@ def get_study(db: sqlite_utils.Database, study_id: str) -> StudyIn:
     :func:`evalcore.store.authorize.require_known_study` first, which lists only the
     studies that person may read.
     """
-    row = db.execute(
-        f"SELECT {', '.join(_STUDY_COLUMNS)} FROM studies WHERE study_id = ? AND staged_by IS NULL",
-        [study_id],
-    ).fetchone()
-    if row is None:
+    found = models(StudyIn, db.execute(
+        f"SELECT {_STUDY_COLUMNS} FROM studies WHERE study_id = ? AND staged_by IS NULL",
+        [study_id]))
+    if not found:
         raise StudyNotFoundError(f"no study {study_id!r} in this store (`evalcore study list "
                                  "--db STORE --actor YOU` lists the studies you may see)")
-    return StudyIn(**dict(zip(_STUDY_COLUMNS, row, strict=True)))
+    return found[0]
 
 
 def study_ids(db: sqlite_utils.Database) -> list[str]:
@@ -105,19 +104,16 @@ def study_exists(db: sqlite_utils.Database, study_id: str) -> bool:
 
 
 def list_studies(db: sqlite_utils.Database) -> list[StudyIn]:
-    """Every study's settings, by study id: one statement whatever the number of studies
-    (each page run lists them for the sidebar)."""
-    rows = db.execute(f"SELECT {', '.join(_STUDY_COLUMNS)} FROM studies WHERE staged_by IS NULL "
-                      "ORDER BY study_id").fetchall()
-    return [StudyIn(**dict(zip(_STUDY_COLUMNS, row, strict=True))) for row in rows]
+    """Every study's settings, by study id: one statement whatever the number of studies."""
+    return [study for study, _ in list_studies_and_modes(db)]
 
 
 def list_studies_and_modes(db: sqlite_utils.Database) -> list[tuple[StudyIn, bool]]:
     """Every study's settings, by study id, each with whether it is in team mode (it has a
-    member): one statement, where :func:`list_studies` and the members' study ids are two."""
+    member): one statement (each page run lists them for the sidebar)."""
     rows = db.execute(
-        f"SELECT {', '.join(_STUDY_COLUMNS)}, EXISTS (SELECT 1 FROM study_members m "
+        f"SELECT {_STUDY_COLUMNS}, EXISTS (SELECT 1 FROM study_members m "
         "WHERE m.study_id = studies.study_id) FROM studies WHERE staged_by IS NULL "
         "ORDER BY study_id").fetchall()
-    return [(StudyIn(**dict(zip(_STUDY_COLUMNS, row[:-1], strict=True))), bool(row[-1]))
-            for row in rows]
+    studies = models(StudyIn, [row[:-1] for row in rows])
+    return [(study, bool(row[-1])) for study, row in zip(studies, rows, strict=True)]

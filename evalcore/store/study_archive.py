@@ -53,7 +53,12 @@ from evalcore.io.study_archive import (
 )
 from evalcore.store import dialect
 from evalcore.store.audit import record_audit
-from evalcore.store.authorize import authorize, authorize_corpus_write, authorize_organisation_entry
+from evalcore.store.authorize import (
+    authorize,
+    authorize_corpus_write,
+    authorize_organisation_entry,
+    require_known_study,
+)
 from evalcore.store.corpora import corpus_registered
 from evalcore.store.corpus import upsert_document_rows
 from evalcore.store.document_imports import (
@@ -68,6 +73,7 @@ from evalcore.store.exports import export_file_mode
 from evalcore.store.hashing import content_hash
 from evalcore.store.membership import (
     in_organisation,
+    join_organisation,
     organisation_admins,
     organisation_claimed,
     organisation_role,
@@ -77,7 +83,6 @@ from evalcore.store.removed_queries import removals_in_audit
 from evalcore.store.reports import body_hash
 from evalcore.store.runs import write_run_results
 from evalcore.store.schema import SCHEMA_VERSION
-from evalcore.store.scoping import require_known_study
 from evalcore.store.staged_studies import discard_staged_study, forget_created, record_created
 from evalcore.store.staging import (
     Pacer,
@@ -90,7 +95,6 @@ from evalcore.store.studies import StudyIn, study_exists
 from evalcore.store.study_measures import parse_measure_list
 from evalcore.store.study_setup import create_study
 from evalcore.store.transaction import read_snapshot, write_transaction
-from evalcore.store.users import join_organisation
 
 #: Rows of the first chunk of each paced write of an import (documents, results, history).
 CHUNK_ROWS = 2_000

@@ -15,9 +15,8 @@ from dataclasses import dataclass, field
 
 import sqlite_utils
 
-from evalcore.access.decisions import PermissionDenied
 from evalcore.access.roles import Permission, RoleName
-from evalcore.store.authorize import authorize, known_study
+from evalcore.store.authorize import allowed, authorize, known_study
 from evalcore.store.studies import StudyIn
 
 __all__ = ["Study", "open_study"]
@@ -56,11 +55,7 @@ class Study:
 
     def may(self, permission: Permission) -> bool:
         """Would :meth:`require` allow ``permission``? (For enabling buttons.)"""
-        try:
-            self.require(permission)
-        except PermissionDenied:
-            return False
-        return True
+        return allowed(self.db, study_id=self.study_id, actor=self.actor, permission=permission)
 
 
 def open_study(

@@ -1,16 +1,11 @@
 """The measures a study reports: chosen by a lead, shown by every table and dashboard.
 
 A study holds a list of catalogue measures (contract section 10) by canonical
-name (``studies.measures``). Until a lead chooses, the study
-reports :data:`DEFAULT_STUDY_MEASURES`: ``P``, ``R``, ``nDCG`` and ``RR`` at
-each run's own cutoff (a study has no cutoff of its own: every run is stored
-with its ``k``), read ``P@k``, ``R@k``, ``nDCG@k``, ``MRR@k``.
-
-:func:`study_measures` reads the choice; :func:`set_study_measures` replaces it
-(lead only in team mode; old and new recorded in the audit log, action
-``study.measures.set``, in the same transaction). :func:`shown_measures` adds
-``Judged`` at every cutoff the chosen measures use, so Judged@k is shown beside
-every measure; :func:`measure_label` names a measure at a run's cutoff.
+name (``studies.measures``). Until a lead chooses, the study reports
+:data:`DEFAULT_STUDY_MEASURES` at each run's own cutoff (a study has no cutoff of
+its own: every run is stored with its ``k``). A change is lead-only in team mode
+and audited (``study.measures.set``) in the same transaction. Judged@k is shown
+beside every measure (:func:`shown_measures`).
 """
 
 from __future__ import annotations
@@ -43,19 +38,12 @@ def parse_measure_list(text: str) -> list[Measure]:
     or too long list.
     """
     names = [part.strip() for part in text.split(",")]
-    if not any(names):
-        raise ValueError("no measure named: give one or more, e.g. 'P@10, nDCG@10, MRR@10'")
-    measures = [parse_measure(name) for name in names if name]
-    return _checked(measures)
+    return _checked([parse_measure(name) for name in names if name])
 
 
 def _checked(measures: Sequence[Measure]) -> list[Measure]:
-    out: list[Measure] = []
-    for m in measures:
-        if not isinstance(m, Measure):
-            m = parse_measure(m)
-        if m not in out:
-            out.append(m)
+    parsed = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
+    out = list(dict.fromkeys(parsed))
     if not out:
         raise ValueError("no measure named: give one or more, e.g. 'P@10, nDCG@10, MRR@10'")
     if len(out) > MAX_STUDY_MEASURES:

@@ -17,7 +17,7 @@ from evalcore.store.authorize import (
 )
 from evalcore.store.corpora import register_corpus
 from evalcore.store.membership import corpus_team_studies
-from evalcore.store.studies import QueryIn, StudyIn, get_study
+from evalcore.store.studies import QueryIn, StudyIn, get_study, study_exists
 from evalcore.store.transaction import write_transaction
 
 
@@ -37,13 +37,8 @@ def create_study(db: sqlite_utils.Database, study: StudyIn, *, actor: str | None
     with write_transaction(db):
         authorize_organisation_entry(db, org_id=study.org_id, study_id=study.study_id,
                                      actor=actor, what=f"create study {study.study_id!r}")
-        existing = db.execute(
-            "SELECT 1 FROM studies WHERE study_id = ?", [study.study_id]
-        ).fetchone()
-        if existing:
-            raise ValueError(
-                f"study {study.study_id!r} already exists; choose another study id"
-            )
+        if study_exists(db, study.study_id):
+            raise ValueError(f"study {study.study_id!r} already exists; choose another study id")
         authorize_study_over_corpus(
             db, corpus_id=study.corpus_id, study_id=study.study_id, study_org=study.org_id,
             actor=actor, what=f"create study {study.study_id!r} over corpus {study.corpus_id!r}")
@@ -55,16 +50,8 @@ def create_study(db: sqlite_utils.Database, study: StudyIn, *, actor: str | None
         db.execute(
             "INSERT INTO studies (study_id, name, corpus_id, retrieval_unit, "
             "relevance_threshold, gain, org_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                study.study_id,
-                study.name or study.study_id,
-                study.corpus_id,
-                study.retrieval_unit,
-                study.relevance_threshold,
-                study.gain,
-                study.org_id,
-                created_at or utc_now_iso(),
-            ],
+            [study.study_id, study.name or study.study_id, study.corpus_id, study.retrieval_unit,
+             study.relevance_threshold, study.gain, study.org_id, created_at or utc_now_iso()],
         )
         register_corpus(db, study.corpus_id, owner_org=study.org_id, actor=actor,
                         adopt=len(corpus_team_studies(db, study.corpus_id)) == 0)

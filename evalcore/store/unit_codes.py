@@ -25,15 +25,13 @@ from typing import TypeVar
 import numpy as np
 import sqlite_utils
 
-from evalcore.store.dialect import write_rows
+from evalcore.store.dialect import in_chunks, write_rows
 from evalcore.store.location import open_read_only
 from evalcore.store.store_identity import store_location
 from evalcore.store.study_handle import Study
 
 #: The packed codes' on-disk type: little-endian int32.
 CODE_DTYPE = np.dtype("<i4")
-#: Placeholders per ``IN (...)`` list.
-_CHUNK = 500
 T = TypeVar("T")
 #: Units asked for at least 1/_WHOLE of a study's dictionary: it is read whole.
 _WHOLE = 4
@@ -46,10 +44,6 @@ def pack_codes(codes: Sequence[int]) -> bytes:
     return np.asarray(codes, dtype=CODE_DTYPE).tobytes()
 
 
-def _chunks(items: Sequence, size: int = _CHUNK) -> Iterable[Sequence]:
-    return (items[i : i + size] for i in range(0, len(items), size))
-
-
 def unit_codes_of(study: Study, unit_ids: Iterable[str]) -> dict[str, int]:
     """unit id -> code of those of ``unit_ids`` that have one (the others were never
     returned by a stored run of the study)."""
@@ -60,27 +54,19 @@ def unit_codes_of(study: Study, unit_ids: Iterable[str]) -> dict[str, int]:
     return {unit: table[unit] for unit in wanted if unit in table}
 
 
-def _dictionary_size(conn: sqlite3.Connection, study_id: str) -> int:
-    """How many codes the study's dictionary holds (codes are dense: the next code)."""
-    return int(conn.execute("SELECT coalesce(max(unit_code) + 1, 0) FROM study_units "
-                            "WHERE study_id = ?", [study_id]).fetchone()[0])
-
-
 def _code_table(
     db: sqlite_utils.Database, study_id: str, unit_ids: Sequence[str]
 ) -> tuple[dict[str, int], int]:
     """unit id -> code of (at least) those of ``unit_ids`` that have one, and the size of
     the study's dictionary.
 
-    Asked for at least a :data:`_WHOLE`-th of the study's dictionary (a run written
-    again), it is read whole in one pass: as two JSON arrays built in the same pass (ids
-    and codes, paired by position) parsed by ``json.loads``, cheaper than a dict built row
-    by row. Otherwise one statement, whatever the number of ids (one JSON array), looks
-    each id up in the ``(study_id, unit_id)`` index by a correlated subquery: a join or an
-    ``IN`` list leaves the engine a choice of plans, and PostgreSQL, whose statistics lag
-    behind a dictionary an import is growing, chose to read the whole dictionary (a hash
-    join, or a scan for a long ``IN`` list) inside the import's write lock."""
-    size = _dictionary_size(db.conn, study_id)
+    Asked for at least a :data:`_WHOLE`-th of the dictionary, it is read whole (two JSON
+    arrays, paired by position). Otherwise one statement looks each id up in the
+    ``(study_id, unit_id)`` index by a correlated subquery: a join or an ``IN`` list lets
+    PostgreSQL, whose statistics lag behind a growing dictionary, scan it whole inside the
+    import's write lock."""
+    size = int(db.conn.execute("SELECT coalesce(max(unit_code) + 1, 0) FROM study_units "
+                               "WHERE study_id = ?", [study_id]).fetchone()[0])  # codes are dense
     if size <= _WHOLE * len(unit_ids):
         ids, codes = db.conn.execute(
             "SELECT json_group_array(unit_id), json_group_array(unit_code) FROM study_units "
@@ -152,14 +138,10 @@ def run_ranking_codes(
         ).fetchall()
     else:
         rows = []
-        for chunk in _chunks(list(dict.fromkeys(query_ids))):
-            rows.extend(
-                study.db.conn.execute(
-                    "SELECT query_id, unit_codes FROM run_rankings WHERE run_id = ? AND query_id IN "
-                    f"({', '.join('?' * len(chunk))})",
-                    [run_id, *chunk],
-                ).fetchall()
-            )
+        for marks, chunk in in_chunks(query_ids):
+            rows += study.db.conn.execute(
+                "SELECT query_id, unit_codes FROM run_rankings WHERE run_id = ? "
+                f"AND query_id IN ({marks})", [run_id, *chunk]).fetchall()
     blobs = [r[1] for r in rows]
     offsets = np.zeros(len(rows) + 1, dtype=np.int64)
     np.cumsum(np.fromiter(map(len, blobs), dtype=np.int64, count=len(blobs))
@@ -188,7 +170,7 @@ def _names(conn: sqlite3.Connection, study_id: str, codes: Iterable[int], *,
     :data:`_WHOLE_NAMES` codes (a namer's first read: its later calls then need no
     reopening of the store, which costs a connection on PostgreSQL)."""
     wanted = sorted(set(map(int, codes)))
-    if len(wanted) > 20 * _CHUNK:
+    if len(wanted) > 10_000:
         return dict(conn.execute("SELECT unit_code, unit_id FROM study_units WHERE study_id = ?",
                                  [study_id]).fetchall())
     if whole and wanted:
@@ -196,10 +178,9 @@ def _names(conn: sqlite3.Connection, study_id: str, codes: Iterable[int], *,
         if small:
             return small
     out: dict[int, str] = {}
-    for chunk in _chunks(wanted):
-        out.update(conn.execute(
-            "SELECT unit_code, unit_id FROM study_units WHERE study_id = ? AND unit_code IN "
-            f"({', '.join('?' * len(chunk))})", [study_id, *chunk]).fetchall())
+    for marks, chunk in in_chunks(wanted):
+        out.update(conn.execute("SELECT unit_code, unit_id FROM study_units WHERE study_id = ? "
+                                f"AND unit_code IN ({marks})", [study_id, *chunk]).fetchall())
     return out
 
 

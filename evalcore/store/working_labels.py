@@ -10,7 +10,7 @@ gathers the labels of a query set from the columns without making a gain map.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -143,19 +143,37 @@ def label_columns(study: Study) -> tuple[WorkingLabels, list[str]]:
 
 
 @dataclass(frozen=True, eq=False)
-class GatheredLabels:
-    """The labels of a query set gathered from :class:`WorkingLabels` (the fields of
-    :class:`evalcore.store.observations.CodedLabels`)."""
+class CodedLabels:
+    """A reference's labels over a query set, flat: query i's labels are
+    ``offsets[i]:offsets[i + 1]``, in the gain maps' order (unit id order)."""
 
     offsets: np.ndarray  # int64[n + 1]
-    units: np.ndarray  # int64[L]: a code, or -1 (a unit with none)
-    gain: np.ndarray  # int8[L]: a gain or a conflict code
+    #: each label's unit code (-1: its unit has none, no run of the study returned it)
+    units: np.ndarray  # int64[L]
+    #: each label's gain, or its conflict code (a unit in conflict)
+    gain: np.ndarray  # int8[L]
     ids: Sequence[str]
+
+    def without(self, query_ids: Sequence[str],
+                units: Mapping[str, Collection[str]]) -> CodedLabels:
+        """These labels (over ``query_ids``) without those of ``units`` (query id -> the unit
+        ids whose labels are left out)."""
+        keep = np.ones(self.gain.size, dtype=bool)
+        bounds = self.offsets.tolist()
+        for i, query_id in enumerate(query_ids):
+            left_out = units.get(query_id)
+            if left_out:
+                for j in range(bounds[i], bounds[i + 1]):
+                    keep[j] = self.ids[j] not in left_out
+        kept = np.flatnonzero(keep)
+        offsets = np.concatenate(([0], np.cumsum(keep)))[self.offsets].astype(np.int64)
+        return CodedLabels(offsets=offsets, units=self.units[kept], gain=self.gain[kept],
+                           ids=[self.ids[j] for j in kept.tolist()])
 
 
 def gathered_labels(
     study: Study, labels: WorkingLabels, query_ids: Sequence[str]
-) -> GatheredLabels:
+) -> CodedLabels:
     """The labels of ``query_ids`` (in that order): a plain query's straight from the
     columns, another's from its gain map, its units' codes looked up."""
     empty: dict[str, Any] = {}
@@ -186,7 +204,7 @@ def gathered_labels(
     np.cumsum(counts, out=offsets[1:])
     source = np.repeat(starts - offsets[:-1], counts) + np.arange(int(offsets[-1]),
                                                                    dtype=np.int64)
-    return GatheredLabels(
+    return CodedLabels(
         offsets=offsets,
         units=np.concatenate([labels.units, other_units])[source],
         gain=np.concatenate([labels.gain, other_gain])[source],

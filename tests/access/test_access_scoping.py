@@ -13,12 +13,12 @@ from access_fixtures import ANNOTATOR, LEAD, OUTSIDER, team_store
 from click.testing import CliRunner
 from store_fixtures import new_store
 
-from evalcore.access import PermissionDenied
+from evalcore.access import Permission, PermissionDenied
 from evalcore.cli import main
+from evalcore.store.authorize import allowed
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.exports import export_labels, export_qrels, export_run
 from evalcore.store.scoping import (
-    can_view_study,
     displayable_text,
     readable_document,
     require_study_view,
@@ -35,7 +35,8 @@ def test_studies_and_queries_are_visible_only_inside_the_organisation(tmp_path: 
     assert [s.study_id for s in visible_studies(db, ANNOTATOR)] == ["s"]
     assert [s.study_id for s in visible_studies(db, OUTSIDER)] == ["g"]
     assert visible_studies(db, None) == []
-    assert can_view_study(db, LEAD, "s") and not can_view_study(db, OUTSIDER, "s")
+    assert allowed(db, study_id="s", actor=LEAD, permission=Permission.READ)
+    assert not allowed(db, study_id="s", actor=OUTSIDER, permission=Permission.READ)
     require_study_view(db, ANNOTATOR, "s")
     with pytest.raises(PermissionDenied, match="not a member of study 's'"):
         require_study_view(db, OUTSIDER, "s")

@@ -42,7 +42,7 @@ from evalcore.report.stored import save_report
 from evalcore.retrieval.pin import get_pinned_protocol, list_pinned_protocols, pinned_document_ids
 from evalcore.retrieval.search import search_corpus
 from evalcore.store.audit import audit_entries
-from evalcore.store.authorize import authorize
+from evalcore.store.authorize import allowed, authorize
 from evalcore.store.cant_judge import cant_judge_units
 from evalcore.store.completeness import completeness_history, mark_complete, reopen
 from evalcore.store.connection import open_store
@@ -86,7 +86,6 @@ from evalcore.store.resolution import (
 )
 from evalcore.store.runs import add_run, get_run, list_runs, run_results
 from evalcore.store.samples import get_sample, list_samples, sample_units
-from evalcore.store.scoping import can_view_study
 from evalcore.store.studies import QueryIn, StudyIn, StudyNotFoundError, get_study
 from evalcore.store.study_archive import export_study
 from evalcore.store.study_handle import open_study
@@ -353,7 +352,7 @@ def _writes_naming_a_study(db, study: str, actor: str | None) -> dict[str, Calla
             actor=actor),
         "authorize": lambda: authorize(db, study_id=study, actor=actor,
                                        permission=Permission.LABEL),
-        "can_view_study": lambda: can_view_study(db, actor, study),
+        "allowed": lambda: allowed(db, study_id=study, actor=actor, permission=Permission.READ),
     }
     if actor is None:
         return anyone

@@ -23,7 +23,7 @@ from evalcore.store import schema
 from evalcore.store.audit import audit_entries
 from evalcore.store.connection import open_store
 from evalcore.store.labels import record_label
-from evalcore.store.query_facts import QueryFacts, query_facts
+from evalcore.store.observations import QueryFacts, query_facts
 from evalcore.store.removed_queries import remove_query, removed_query_ids, restore_query
 from evalcore.store.runs import add_run
 from evalcore.store.studies import StudyIn

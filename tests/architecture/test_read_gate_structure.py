@@ -44,9 +44,7 @@ GATE_FACTS = {
     "evalcore.store.pins.insert_pin": "inside pin_protocol, authorised for the lead",
     "evalcore.store.staged_studies.discard_staged_study": "cleanup of a failed import",
     "evalcore.store.staged_studies.forget_created": "publishing step of an import (a write)",
-    "evalcore.store.authorize.may_read": "the gate: may the viewer read the study?",
     "evalcore.store.authorize.require_known_study": "the gate's unknown-id message",
-    "evalcore.store.scoping.can_view_study": "the gate, for pages listing studies",
     "evalcore.store.scoping.require_study_view": "the gate, for commands before a handle",
 }
 

@@ -65,7 +65,7 @@ POLLER = textwrap.dedent("""
     from evalcore.store.connection import open_store
     from evalcore.store.corpus import count_documents, get_documents
     from evalcore.retrieval.search import search_corpus_unscoped
-    from evalcore.store.pins import visible_document_hashes
+    from evalcore.store.pins import visible_documents
     from evalcore.store.transaction import read_snapshot
     from evalcore.store.visibility import Visibility
     path, n, out, stop = sys.argv[1], int(sys.argv[2]), Path(sys.argv[3]), Path(sys.argv[4])
@@ -81,7 +81,7 @@ POLLER = textwrap.dedent("""
                 texts = {d.text.split()[0] for d in get_documents(db, "c", ids).values()}
                 poll = {"t": time.time(), "texts": sorted(texts),
                         "count": count_documents(db, "c"),
-                        "hashes": digest(h for _, h in visible_document_hashes(
+                        "hashes": digest(h for _, h, _ in visible_documents(
                             db, Visibility.of("c"))),
                         "zebra": hits("zebra"), "yak": hits("yak")}
             log.write(json.dumps(poll) + "\\n")

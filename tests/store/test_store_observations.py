@@ -154,8 +154,7 @@ def test_a_runs_pinned_set_is_one_statement(db):
     """A run's pinned set (and its units' codes) is read in one statement each: the protocol
     joined to its documents. A protocol pinning no document is an empty set, a name no
     protocol of the study holds is no pinned set."""
-    from evalcore.store.observations import permitted_ids_for_run
-    from evalcore.store.runs import get_run
+    from evalcore.store.runs import get_run, permitted_ids_for_run
     from evalcore.store.unit_codes import permitted_unit_codes
 
     db.execute("INSERT INTO protocols (study_id, name, protocol_json, corpus_fingerprint, "

@@ -35,7 +35,7 @@ from typing import Literal
 
 import numpy as np
 
-from evalcore.analysis.frozen import FrozenModel
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.gains import GAIN_VALUES
 
 AlphaMetric = Literal["nominal", "ordinal", "interval"]

@@ -13,13 +13,13 @@ from itertools import combinations
 
 import numpy as np
 
-from evalcore.analysis.frozen import FrozenModel
 from evalcore.analysis.stats.agreement import (
     GAIN_CATEGORIES,
     AgreementResult,
     cohen_kappa_quadratic,
     krippendorff_alpha,
 )
+from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.observation import Gain
 from evalcore.contract.query_order import natural_key
 

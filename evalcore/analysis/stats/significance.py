@@ -37,7 +37,7 @@ from typing import Literal
 import numpy as np
 from scipy.special import stdtr
 
-from evalcore.analysis.frozen import FrozenModel
+from evalcore.contract.frozen import FrozenModel
 
 #: Up to this many pairs the randomization test enumerates all 2**n sign assignments.
 EXACT_MAX_PAIRS = 20

@@ -1,5 +1,5 @@
-"""The base of the value objects of analysis, estimation, live and report: pydantic models
-frozen once made (a result is a record, never edited; a copy with changes is a new one)."""
+"""The base of the value models: pydantic models frozen once made (a record is never edited;
+a copy with changes is a new one)."""
 
 from pydantic import BaseModel, ConfigDict
 
