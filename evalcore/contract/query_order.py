@@ -15,6 +15,7 @@ format defines.
 
 import re
 from functools import lru_cache
+from typing import Any
 
 _DIGITS = re.compile(r"(\d+)")
 
@@ -27,11 +28,11 @@ def natural_key(query_id: str) -> tuple[tuple[tuple[int, str] | str, ...], str]:
     always have the same kind and the keys of any two ids compare. Keys are kept
     for the ids last sorted (the same queries are sorted again for every run).
     """
-    pieces: list[tuple[int, str] | str] = []
-    for i, piece in enumerate(_DIGITS.split(query_id)):
-        if i % 2:  # a run of digits: by magnitude, then digits
-            value = piece.lstrip("0")
-            pieces.append((len(value), value))
-        else:
-            pieces.append(piece.casefold())
+    pieces: list[Any] = _DIGITS.split(query_id)
+    if len(pieces) == 3:  # the usual id: text, one run of digits, text
+        value = pieces[1].lstrip("0")
+        return (pieces[0].casefold(), (len(value), value), pieces[2].casefold()), query_id
+    pieces[0::2] = [piece.casefold() for piece in pieces[0::2]]
+    # A run of digits: by magnitude, then digits.
+    pieces[1::2] = [(len(value), value) for value in [p.lstrip("0") for p in pieces[1::2]]]
     return tuple(pieces), query_id

@@ -1233,7 +1233,22 @@ def _window_gains(
         count=len(ranked.query_ids),
     )
     n_words = max(window_docs.shape[1], labels.words().shape[1])
-    docs = pad_words(labels.words(), n_words)
+    position_query = np.repeat(run_code[window_query].astype(np.int32), window_size)
+    position_docs = pad_words(window_docs, n_words)
+    label, repeated = _found_labels(labels, position_query, position_docs)
+    # A gain per label row, then UNLABELED, which a position finding none (-1) reads.
+    gains = labels.gains if repeated is None else repeated.gains[repeated.first]
+    pos_gain = np.append(gains, np.int8(UNLABELED)).take(label)
+    return pos_gain, _unit_codes(label, position_query, position_docs), repeated
+
+
+def _found_labels(
+    labels: Labels, position_query: np.ndarray, position_docs: np.ndarray
+) -> tuple[np.ndarray, _JoinRepeats | None]:
+    """Per packed position, the qrels row the hash table holds for its (query, doc) (-1:
+    none), and the qrels' repeated rows (None: none). The table and the qrels' doc words
+    are freed on return, before the unit codes' own table (a lower peak of memory)."""
+    docs = pad_words(labels.words(), position_docs.shape[1])
     if not labels.kept:
         labels.docs.clear()  # one copy of the doc IDs is enough
     query = labels.query
@@ -1246,20 +1261,11 @@ def _window_gains(
     if np.any(index.first != np.arange(len(docs))):
         repeated = _join_repeats(labels, index.first, docs)
     del index.first
-    position_query = np.repeat(run_code[window_query].astype(np.int32), window_size)
-    position_docs = pad_words(window_docs, n_words)
 
     def same_position(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         return (position_query[a] == query[b]) & rows_equal(position_docs, a, docs, b)
 
-    label = index.find(hash_rows(position_docs, seed=position_query), same_position)
-    pos_gain = np.full(len(label), UNLABELED, dtype=np.int8)
-    found = label >= 0
-    if repeated is None:
-        pos_gain[found] = labels.gains[label[found]]
-    else:
-        pos_gain[found] = repeated.gains[repeated.first[label[found]]]
-    return pos_gain, _unit_codes(label, position_query, position_docs), repeated
+    return index.find(hash_rows(position_docs, seed=position_query), same_position), repeated
 
 
 def _unit_codes(label: np.ndarray, query: np.ndarray, docs: np.ndarray) -> np.ndarray | None:

@@ -88,14 +88,15 @@ def split_block(data: np.ndarray, width: int, *, plain: bool = False) -> Block:
     bounds = np.flatnonzero(low)
     found = a[bounds]
     is_end = found == NEWLINE
-    seps = found[~is_end]
-    sep = 0x09 if plain and seps.size and seps[0] == 0x09 else 0x20
-    if not (seps == sep).all():
+    first_sep = int(np.argmax(~is_end)) if found.size and found[0] == NEWLINE else 0
+    sep = 0x09 if plain and found.size and found[first_sep] == 0x09 else 0x20
+    # Every bound is a line end or the separator (counted: no compressed copy of the seps).
+    if np.count_nonzero(found == sep) + np.count_nonzero(is_end) != len(found):
         if plain:
             raise Decline("another blank or separator")
         bounds = np.flatnonzero((a == NEWLINE) | (a == sep))
         is_end = a[bounds] == NEWLINE
-    del found, seps
+    del found
     # Two bounds side by side: an empty field unless both are line ends (an empty line).
     touching = None
     if a[0] == sep or np.logical_and(low[:-1], low[1:]).any():
