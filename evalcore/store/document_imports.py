@@ -25,7 +25,7 @@ import uuid
 import sqlite_utils
 
 from evalcore.io.clock import utc_now_iso
-from evalcore.store.staging import DISCARD_CHUNK, delete_in_chunks, repeat_in_chunks, staging_owner
+from evalcore.store.staging import delete_in_chunks, repeat_in_chunks, staging_owner
 from evalcore.store.transaction import write_transaction
 
 
@@ -88,7 +88,7 @@ def discard_import(db: sqlite_utils.Database, import_id: str) -> None:
     delete_in_chunks(db, "documents", "rowid", "import_id", import_id)
     # its new rows are gone: the old ones take their key back
     repeat_in_chunks(db, "UPDATE documents SET superseded_by = '' WHERE rowid IN (SELECT rowid "
-                         f"FROM documents WHERE superseded_by = ? LIMIT {DISCARD_CHUNK})", [import_id])
+                         "FROM documents WHERE superseded_by = ? LIMIT ?)", [import_id])
     with write_transaction(db):
         db.conn.executemany("DELETE FROM pending_imports WHERE import_id = ?",
                             [(import_id,), (replacements_id(import_id),)])

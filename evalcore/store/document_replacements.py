@@ -11,14 +11,13 @@ An import whose process died is settled by the next ``open_store``
 deleted if it had.
 """
 
-import json
 from collections.abc import Callable
 
 import sqlite_utils
 
 from evalcore.store.document_imports import REPLACEMENTS, discard_import, replacements_id
 from evalcore.store.staged_documents import FIRST_CHUNK
-from evalcore.store.staging import Pacer, alive, bulk_writes, paced_writes
+from evalcore.store.staging import Pacer, alive, bulk_writes, repeat_in_chunks
 from evalcore.store.transaction import write_transaction
 
 
@@ -27,18 +26,10 @@ def remove_superseded(db: sqlite_utils.Database, import_id: str,
     """Delete the rows the published import superseded (already invisible), a paced chunk
     per short transaction, then its ``:replacements`` marker; return how many.
     ``on_chunk(rows, held_s)`` is told of each chunk (tests, benchmarks)."""
-    pacer = Pacer(FIRST_CHUNK)
-    superseded = "SELECT rowid FROM documents WHERE superseded_by = ? LIMIT ?"
-    chunks = iter(lambda: [r for (r,) in db.execute(superseded, [import_id, pacer.rows])], [])
-
-    def delete(rowids: list[int]) -> None:
-        # The rowids were read before the lock: a row deleted meanwhile may have left its
-        # rowid to a new document, which must not go, so the condition is checked again.
-        db.execute("DELETE FROM documents WHERE rowid IN (SELECT CAST(value AS BIGINT) "
-                   "FROM json_each(?)) AND superseded_by = ?", [json.dumps(rowids), import_id])
-
     with bulk_writes(db):  # safe: a lost chunk's rows are still there to delete again
-        removed = paced_writes(db, pacer, chunks, delete, on_chunk)
+        removed = repeat_in_chunks(
+            db, "DELETE FROM documents WHERE rowid IN (SELECT rowid FROM documents "
+            "WHERE superseded_by = ? LIMIT ?)", [import_id], Pacer(FIRST_CHUNK), on_chunk)
     with write_transaction(db):
         db.execute("DELETE FROM pending_imports WHERE import_id = ?", [replacements_id(import_id)])
     return removed

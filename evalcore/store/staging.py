@@ -150,16 +150,30 @@ def delete_in_chunks(db: sqlite_utils.Database, table: str, key: str, column: st
     """Delete the rows of ``table`` whose ``column`` is ``value``, :data:`DISCARD_CHUNK` per
     short write transaction (``key``: ``rowid`` or the primary key's columns)."""
     repeat_in_chunks(db, f"DELETE FROM {table} WHERE ({key}) IN (SELECT {key} FROM {table} "
-                         f"WHERE {column} = ? LIMIT {DISCARD_CHUNK})", [value])
+                         f"WHERE {column} = ? LIMIT ?)", [value])
 
 
-def repeat_in_chunks(db: sqlite_utils.Database, sql: str, parameters: list[object]) -> None:
-    """Run ``sql`` (a write of at most :data:`DISCARD_CHUNK` rows) in short write
-    transactions until it writes fewer."""
+def repeat_in_chunks(db: sqlite_utils.Database, sql: str, parameters: list[object],
+                     pacer: Pacer | None = None,
+                     on_chunk: Callable[[int, float], None] | None = None) -> int:
+    """Run ``sql`` (a write of at most ``LIMIT ?`` rows, the chunk size, its last parameter)
+    in short write transactions until it writes fewer; return the rows written. The rows
+    are chosen inside each transaction. ``pacer``: chunks sized and paced by it (else
+    :data:`DISCARD_CHUNK` rows, no pause); ``on_chunk(rows, held_s)`` is told of each."""
+    total = 0
     while True:
+        size = pacer.rows if pacer is not None else DISCARD_CHUNK
         with write_transaction(db):
-            if db.execute(sql, parameters).rowcount < DISCARD_CHUNK:
-                return
+            started = time.perf_counter()  # BEGIN IMMEDIATE returned: the lock is held
+            rows = db.execute(sql, [*parameters, size]).rowcount
+        held = time.perf_counter() - started
+        total += rows
+        if rows and on_chunk is not None:
+            on_chunk(rows, held)
+        if rows < size:
+            return total
+        if pacer is not None:
+            pacer.after_chunk(db, rows, held)
 
 
 def discard_staged_run(db: sqlite_utils.Database, run_id: int) -> None:

@@ -304,26 +304,27 @@ def test_a_v13_store_with_staged_replacements_migrates_to_v14_and_settles(tmp_pa
 @pytest.mark.sqlite_only
 def test_removing_superseded_rows_spares_a_document_that_took_a_freed_rowid(
         tmp_path: Path, monkeypatch) -> None:
-    """The superseded rows are read before the write lock: if one is deleted meanwhile (a
-    second process settling the same import) and a new document takes its rowid, the new
-    document stays."""
+    """Between two chunks of the removal (another process may write then) a new document
+    takes the rowid of a row already removed: the new document stays, the old rows go."""
     db = new_store(tmp_path / "s.db")
     db.execute("INSERT INTO documents (corpus_id, doc_id, title, text, owner_org, created_at, "
                "content_hash, superseded_by) SELECT 'c', 'old' || value, 'T', 'zebra', 'acme', "
                "'2026-01-01T00:00:00Z', 'h', 'x' FROM json_each('[1, 2, 3]')")
-    real = replacements.paced_writes
+    old = {r for (r,) in db.execute("SELECT rowid FROM documents")}
+    monkeypatch.setattr(replacements, "FIRST_CHUNK", 1)
+    monkeypatch.setattr("evalcore.store.staging.MIN_CHUNK_ROWS", 1)
+    monkeypatch.setattr("evalcore.store.staging.MAX_CHUNK_ROWS", 1)
+    monkeypatch.setattr("evalcore.store.staging.MAX_PAUSE_S", 0)
 
-    def raced(db, pacer, chunks, write, on_chunk=None):
-        def meanwhile():
-            for chunk in chunks:
-                freed = max(chunk)
-                db.execute("DELETE FROM documents WHERE rowid = ?", [freed])
-                db.execute("INSERT INTO documents (rowid, corpus_id, doc_id, title, text, "
-                           "owner_org, created_at, content_hash) VALUES (?, 'c', 'new', 'T', "
-                           "'yak', 'acme', '2026-01-01T00:00:00Z', 'h2')", [freed])
-                yield chunk
-        return real(db, pacer, meanwhile(), write, on_chunk)
+    taken: list[int] = []
 
-    monkeypatch.setattr(replacements, "paced_writes", raced)
-    replacements.remove_superseded(db, "x")
+    def meanwhile(rows: int, held: float) -> None:
+        freed = old - {r for (r,) in db.execute("SELECT rowid FROM documents")}
+        if freed and not taken:  # once: a new document on a freed rowid
+            taken.append(max(freed))
+            db.execute("INSERT INTO documents (rowid, corpus_id, doc_id, title, text, "
+                       "owner_org, created_at, content_hash) VALUES (?, 'c', 'new', 'T', "
+                       "'yak', 'acme', '2026-01-01T00:00:00Z', 'h2')", taken)
+
+    assert replacements.remove_superseded(db, "x", on_chunk=meanwhile) == 3
     assert db.execute("SELECT doc_id, text FROM documents").fetchall() == [("new", "yak")]
