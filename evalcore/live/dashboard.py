@@ -51,11 +51,9 @@ from evalcore.contract.results import (
 )
 from evalcore.store.marks import StoreMarks, store_marks, touched_queries
 from evalcore.store.observations import (
-    CodedLabels,
     ReferenceColumns,
     RunColumns,
     observations_for_runs,
-    pack_run_columns,
     run_columns,
     study_evidence,
 )
@@ -282,16 +280,12 @@ class RefreshOutcome(FrozenModel):
 
 
 def _evaluate(
-    columns: RunColumns,
-    labels: CodedLabels,
-    reference: ReferenceColumns,
-    protocol: EvalProtocol,
-    extra: Sequence[Measure] = (),
+    columns: RunColumns, protocol: EvalProtocol, extra: Sequence[Measure] = ()
 ) -> tuple[BatchResult, BatchResult | None, Sequence[Sequence[str]]]:
     """The run's section-7 metrics, the ``extra`` measures (None: none) and the top-k units,
-    packed straight from the store's unit codes (``labels``: the reference's over the run's
-    query set; the same batch :func:`observations_for_run` observations would pack to)."""
-    batch = pack_run_columns(columns, labels, reference, protocol)
+    packed straight from the store's unit codes (the same batch :func:`observations_for_run`
+    observations would pack to)."""
+    batch = columns.packed(protocol)
     results = compute(batch, protocol)
     more = compute_more(results, extra) if extra else None
     return results, more, batch.top_units  # named when read
@@ -365,8 +359,7 @@ class LiveDashboard:
             extra = self._extra_measures(run.k)
             columns = run_columns(study, evidence, run, order=order)
             order = columns.query_ids
-            results, more, tops = _evaluate(columns, evidence.labels_over(study, columns.query_ids),
-                                            reference, self.protocol, extra)
+            results, more, tops = _evaluate(columns, self.protocol, extra)
             evaluated[run.name] = results
             self.runs[run.name] = RunState.from_batch(run, columns.query_ids, results, tops)
             self.extra[run.name] = RunState.from_batch(run, columns.query_ids, more, tops,
@@ -518,8 +511,7 @@ class LiveDashboard:
                 continue
             columns = run_columns(study, evidence, name, mine)
             extra = self.extra[name]
-            found, extra_found, tops = _evaluate(columns, evidence.labels_over(study, mine),
-                                                 reference, self.protocol,
+            found, extra_found, tops = _evaluate(columns, self.protocol,
                                                  self._extra_measures(rs.run.k))
             evaluated[name] = found
             results = found.query_results()

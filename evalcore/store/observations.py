@@ -12,7 +12,7 @@ document ids as ``permitted_ids`` when the run's protocol names a pinned protoco
 
 The store holds validated data, so observations are built with ``model_construct``.
 :func:`runs_as_columns` reads the same evidence for several runs at once, as columns of
-unit codes (:mod:`evalcore.store.unit_codes`) packed by :func:`pack_coded`.
+unit codes (:mod:`evalcore.store.unit_codes`), :class:`RunColumns`.
 :func:`query_facts` reads what a query set of some runs is resolved from
 (:mod:`evalcore.analysis.query_set`).
 """
@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from itertools import repeat
 
 import numpy as np
@@ -193,30 +194,6 @@ def coded_labels(study: Study, reference: ReferenceColumns, query_ids: list[str]
     return gathered_labels(study, columns, query_ids)
 
 
-def pack_coded(
-    query_ids: list[str],
-    k: int,
-    ranking: CodedRanking,
-    labels: CodedLabels,
-    population_complete: Sequence[bool],
-    *,
-    scan_complete: bool,
-    protocol: EvalProtocol,
-    min_depth: int = 0,
-    corpus_size: int | None = None,
-) -> ObservationBatch:
-    """The batch of a run's coded rankings and a reference's coded labels over one query set
-    (what :meth:`ObservationBatch.from_gain_maps` packs from the same evidence), with the
-    study's ``corpus_size`` (:attr:`ReferenceColumns.corpus_size`)."""
-    batch = ObservationBatch.from_unit_codes(
-        query_ids, k, ranking.offsets, ranking.codes, labels.offsets, labels.units,
-        labels.gain, labels.ids, np.asarray(population_complete, dtype=bool), ranking.names,
-        scan_complete=scan_complete, permitted_units=ranking.permitted_units,
-        protocol=protocol, min_depth=min_depth,
-    )
-    return batch if corpus_size is None else batch.with_corpus_size(corpus_size)
-
-
 def _coded_ranking(
     study: Study, run: RunInfo, wanted: list[str], codes: RankingCodes, names: UnitNamer
 ) -> CodedRanking:
@@ -245,15 +222,51 @@ def _coded_ranking(
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RunColumns:
-    """One run's side of its observations, without building them (the live views' bulk read)."""
+    """One stored run over a query set against one reference read, column by column: its
+    rankings and the reference's labels as unit codes (what :meth:`packed` packs), and the
+    fields of its observations the metric computer reads, without building them."""
 
     run: RunInfo
     #: the query set (as :func:`observations_for_run` has it), in its order
     query_ids: list[str]
-    #: the run's rankings over the query set as unit codes
     coded: CodedRanking
+    #: the reference's labels over the query set (:meth:`StudyEvidence.labels_over`)
+    coded_labels: CodedLabels
+    reference: ReferenceColumns
+
+    @property
+    def returned_ids(self) -> CodedUnits:
+        """Each query's returned unit ids, named when read."""
+        return self.coded.returned_ids()
+
+    @cached_property
+    def gains(self) -> list[dict[str, int | tuple[int, ...]]]:
+        """Each query's unit -> gain, or the sorted gains of a unit in conflict (unit id
+        order)."""
+        empty: dict[str, int | tuple[int, ...]] = {}
+        return [self.reference.gains.get(q, empty) for q in self.query_ids]
+
+    @cached_property
+    def population_complete(self) -> list[bool]:
+        """Each query's population-complete claim in the reference."""
+        return [self.reference.complete.get(q, False) for q in self.query_ids]
+
+    def packed(self, protocol: EvalProtocol, min_depth: int = 0) -> ObservationBatch:
+        """The run's batch, positions 1..max(k, ``min_depth``) of every query, with the
+        study's corpus size: what :meth:`ObservationBatch.from_gain_maps` packs from the
+        same evidence."""
+        ranking, labels = self.coded, self.coded_labels
+        batch = ObservationBatch.from_unit_codes(
+            self.query_ids, self.run.k, ranking.offsets, ranking.codes, labels.offsets,
+            labels.units, labels.gain, labels.ids,
+            np.asarray(self.population_complete, dtype=bool), ranking.names,
+            scan_complete=self.run.scan_complete, permitted_units=ranking.permitted_units,
+            protocol=protocol, min_depth=min_depth,
+        )
+        size = self.reference.corpus_size
+        return batch if size is None else batch.with_corpus_size(size)
 
 
 def reference_columns(
@@ -294,17 +307,6 @@ def reference_columns(
     )
 
 
-def pack_run_columns(columns: RunColumns, labels: CodedLabels, reference: ReferenceColumns,
-                     protocol: EvalProtocol, min_depth: int = 0) -> ObservationBatch:
-    """The batch of one run's columns against a reference read (``labels``: the reference's
-    labels over the columns' query set, :meth:`StudyEvidence.labels_over`)."""
-    return pack_coded(
-        columns.query_ids, columns.run.k, columns.coded, labels,
-        [reference.complete.get(q, False) for q in columns.query_ids],
-        scan_complete=columns.run.scan_complete, protocol=protocol, min_depth=min_depth,
-        corpus_size=reference.corpus_size)
-
-
 class StudyEvidence:
     """What a study's stored runs are packed from against one reference read: the
     reference's columns, each run's rankings as unit codes (read when first asked; a run's
@@ -328,13 +330,22 @@ class StudyEvidence:
             raise ValueError(f"evidence of study {self.study_id!r} read through a handle on "
                              f"study {study.study_id!r}")
 
-    def ranking_codes(self, study: Study, run_id: int) -> RankingCodes:
-        """The run's rankings of every query it answered, as codes (read once)."""
+    def ranking_codes(self, study: Study, run_id: int,
+                      query_ids: list[str] | None = None) -> RankingCodes:
+        """The run's rankings of every query it answered, as codes (read once and kept; a
+        run's never change), or of ``query_ids`` only while those are not kept."""
         self._same_study(study)
         found = self._codes.get(run_id)
+        if found is None and query_ids is not None:
+            return run_ranking_codes(study, run_id, query_ids)
         if found is None:
             found = self._codes[run_id] = run_ranking_codes(study, run_id)
         return found
+
+    def removed(self, study: Study) -> frozenset[str]:
+        """The study's removed queries: those of the marks the reference was read at, else
+        read now."""
+        return self.marks.removed if self.marks is not None else removed_query_ids(study)
 
     def labels_over(self, study: Study, query_ids: list[str]) -> CodedLabels:
         """The reference's labels over ``query_ids`` as codes (made once per query set: the
@@ -365,27 +376,50 @@ def study_evidence(study: Study, reference: str | None = None,
 def run_columns(
     study: Study,
     evidence: StudyEvidence,
-    run_name: str | RunInfo,
+    run: str | RunInfo,
     query_ids: list[str] | None = None,
     order: list[str] | None = None,
 ) -> RunColumns:
-    """The run's rankings over its query set (``query_ids`` when given) against the
-    evidence's reference, as :class:`RunColumns`. ``run_name``: the run's name, or the run
-    as the caller has just listed it (not read again). ``order``: another run's query set,
-    taken as it is when it is this run's too (no sort). The study's removed queries are those
-    of the evidence's marks when it has them (the store's state its reference was read at)."""
-    run = run_name if isinstance(run_name, RunInfo) else get_run(study, run_name)
-    codes = (evidence.ranking_codes(study, run.run_id) if query_ids is None
-             else run_ranking_codes(study, run.run_id, query_ids))
+    """The run (its name, or the run as the caller has just listed it) over its query set
+    (``query_ids`` when given) against the evidence's reference. ``order``: another run's
+    query set, taken as it is when it is this run's too (no sort). The study's removed
+    queries are those of the evidence's marks when it has them (the store's state its
+    reference was read at)."""
+    run = run if isinstance(run, RunInfo) else get_run(study, run)
+    codes = evidence.ranking_codes(study, run.run_id, query_ids)
     reference = evidence.reference
-    removed: frozenset[str] = frozenset()
-    if query_ids is None:  # the query set is made here: without the removed queries
-        removed = (evidence.marks.removed if evidence.marks is not None
-                   else removed_query_ids(study))
+    # a query set made here leaves the removed queries out
+    removed = frozenset() if query_ids is not None else evidence.removed(study)
     wanted = _query_set(dict.fromkeys(codes.query_ids), reference.gains, reference.complete,
                         query_ids, order, removed)
-    return RunColumns(run=run, query_ids=wanted,
-                      coded=_coded_ranking(study, run, wanted, codes, evidence.names))
+    return RunColumns(run, wanted, _coded_ranking(study, run, wanted, codes, evidence.names),
+                      evidence.labels_over(study, wanted), reference)
+
+
+def runs_as_columns(
+    study: Study,
+    run_names: Sequence[str],
+    evidence: StudyEvidence | None = None,
+    *,
+    query_ids: Sequence[str] | None = None,
+) -> list[RunColumns]:
+    """:func:`run_columns` of each of ``run_names`` over one query set: ``query_ids`` (in
+    its order), else the union of their query sets (in natural query order, removed queries
+    left out), against the ``evidence``'s reference (:func:`study_evidence`; None: the
+    working reference read now)."""
+    get_study(study.db, study.study_id)
+    runs = [get_run(study, name) for name in run_names]
+    if evidence is None:
+        evidence = study_evidence(study)
+    codes = [evidence.ranking_codes(study, run.run_id) for run in runs]  # whole, kept
+    if query_ids is None:
+        ref = evidence.reference
+        ranked = set().union(*(c.query_ids for c in codes))
+        wanted = _query_set(ranked, ref.gains, ref.complete, None,
+                            removed=evidence.removed(study))
+    else:
+        wanted = list(dict.fromkeys(query_ids))
+    return [run_columns(study, evidence, run, wanted) for run in runs]
 
 
 def _query_set(
@@ -410,80 +444,6 @@ def run_tied_score_pairs(study: Study, run_id: int, query_ids: Sequence[str]) ->
                                   [run_id]).fetchall())
     loads = json.loads
     return count_tied_pairs(loads(scores[q]) for q in query_ids if q in scores)
-
-
-@dataclass(frozen=True, eq=False)
-class RunEvidenceColumns:
-    """One stored run over a query set, column by column: the fields of its observations
-    that the metric computer reads (``gains``: unit -> gain, or the sorted tuple of the
-    gains a unit in conflict may have; in unit id order), and the same rankings and labels
-    as unit codes (what :func:`pack_coded` packs)."""
-
-    run_name: str
-    #: in natural query order (:func:`~evalcore.contract.query_order.natural_key`)
-    query_ids: list[str]
-    k: int
-    #: each query's returned unit ids, named when read
-    returned_ids: CodedUnits
-    gains: list[dict[str, int | tuple[int, ...]]]
-    population_complete: list[bool]
-    scan_complete: bool
-    coded: CodedRanking
-    coded_labels: CodedLabels
-    #: the study's population (:attr:`ReferenceColumns.population`; None: not known)
-    population: StudyPopulation | None = None
-
-    @property
-    def corpus_size(self) -> int | None:
-        """The corpus size the columns' batches carry (None: unknown, unbounded)."""
-        return None if self.population is None else self.population.corpus_size
-
-
-def runs_as_columns(
-    study: Study,
-    run_names: Sequence[str],
-    evidence: StudyEvidence | None = None,
-    *,
-    query_ids: Sequence[str] | None = None,
-) -> list[RunEvidenceColumns]:
-    """The evidence of ``observations_for_run`` for each of ``run_names`` against the
-    ``evidence``'s reference (:func:`study_evidence`; None: the working reference read
-    now), over the union of their query sets (in natural query order; removed queries
-    left out) or over ``query_ids`` (a query set, in its order)."""
-    get_study(study.db, study.study_id)
-    runs = [get_run(study, name) for name in run_names]
-    if evidence is None:
-        evidence = study_evidence(study)
-    ref = evidence.reference
-    labels, complete = ref.gains, ref.complete
-    codes = [evidence.ranking_codes(study, run.run_id) for run in runs]
-    if query_ids is not None:
-        wanted = list(dict.fromkeys(query_ids))
-    else:
-        wanted_set = set(labels) | set(complete)
-        for run_codes in codes:
-            wanted_set.update(run_codes.query_ids)
-        wanted = sorted(wanted_set - removed_query_ids(study), key=natural_key)
-    empty: dict[str, int | tuple[int, ...]] = {}
-    gains = [labels.get(q, empty) for q in wanted]  # both readers give unit id order
-    populated = [complete.get(q, False) for q in wanted]
-    shared_labels = evidence.labels_over(study, wanted)
-    out = []
-    for run, run_codes in zip(runs, codes, strict=True):
-        coded = _coded_ranking(study, run, wanted, run_codes, evidence.names)
-        out.append(RunEvidenceColumns(
-            run_name=run.name,
-            query_ids=wanted,
-            k=run.k,
-            returned_ids=coded.returned_ids(),
-            gains=gains,
-            population_complete=populated,
-            scan_complete=run.scan_complete,
-            coded=coded,
-            coded_labels=shared_labels,
-            population=ref.population,
-        ))
-    return out
 
 
 def _run_queries(study: Study, run_name: str) -> tuple[set[str], frozenset[str]]:
