@@ -591,15 +591,22 @@ class LiveDashboard:
             return legacy
         return measure.canonical if measure.canonical in self.extra[run_name].metrics else None
 
+    def _measure_state(self, run_name: str, measure: Measure) -> tuple[RunState, str] | None:
+        """The run's state holding ``measure`` and its key there (None: not computed)."""
+        key = self.measure_key(run_name, measure)
+        if key is None:
+            return None
+        return (self.runs if key in METRICS else self.extra)[run_name], key
+
     def measure_values(self, run_name: str, measure: Measure,
                        query_ids: Sequence[str] | None = None) -> list[tuple[str, MetricValue]]:
         """(query_id, value) of ``measure`` for every query of the run, in query order, or for
         those of ``query_ids`` in the run's set, in that order (empty when the run was
         stored too shallow for its cutoff)."""
-        key = self.measure_key(run_name, measure)
-        if key is None:
+        found = self._measure_state(run_name, measure)
+        if found is None:
             return []
-        rs = self.runs[run_name] if key in METRICS else self.extra[run_name]
+        rs, key = found
         results = (rs.results if query_ids is None
                    else rs.results_at([rs.index[q] for q in query_ids if q in rs.index]))
         return [(r.query_id, r.metrics[key]) for r in results]
@@ -607,10 +614,10 @@ class LiveDashboard:
     def measure_columns(self, run_name: str, measure: Measure) -> MeasureColumns | None:
         """The run's per-query arrays of ``measure`` (None: not computed for the run), read
         from the state's arrays without making a per-query result object."""
-        key = self.measure_key(run_name, measure)
-        if key is None:
+        found = self._measure_state(run_name, measure)
+        if found is None:
             return None
-        rs = self.runs[run_name] if key in METRICS else self.extra[run_name]
+        rs, key = found
         reasons = rs.reasons[key]
         return MeasureColumns(
             positions=self._query_rows(run_name),
@@ -631,14 +638,13 @@ class LiveDashboard:
     def measure_unknowns(self, run_name: str, measure: Measure) -> tuple[int, int]:
         """(unlabeled, in conflict): the unknown units behind the run's missing values of
         ``measure`` (see :func:`evalcore.analysis.interval_text.unknown_counts`)."""
-        metric = self.measure_key(run_name, measure)
-        if metric is None:
+        state = self._measure_state(run_name, measure)
+        if state is None:
             return 0, 0
-        key = (run_name, metric)
+        key = (run_name, state[1])
         found = self._unknowns.get(key)
         if found is None:
-            rs = self.runs[run_name] if metric in METRICS else self.extra[run_name]
-            found = self._unknowns[key] = rs.unknown_counts(metric)
+            found = self._unknowns[key] = state[0].unknown_counts(state[1])
         return found
 
     def query_result(self, run_name: str, query_id: str) -> QueryResult | None:
