@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from itertools import repeat
 
@@ -117,7 +117,7 @@ def observations_for_runs(
     out: dict[str, list[Observation]] = {}
     for run in runs:
         rankings = _run_rankings(study.db, run.run_id, scope)
-        wanted = _query_set(rankings, labels, ref.complete, scope, removed=removed)
+        wanted = scope if scope is not None else _query_set(rankings, ref, removed)
         pinned = (permitted[run.name] if permitted is not None and run.name in permitted
                   else permitted_ids_for_run(study.db, run))
         observations = out[run.name] = []
@@ -307,6 +307,7 @@ def reference_columns(
     )
 
 
+@dataclass(eq=False)
 class StudyEvidence:
     """What a study's stored runs are packed from against one reference read: the
     reference's columns, each run's rankings as unit codes (read when first asked; a run's
@@ -316,14 +317,12 @@ class StudyEvidence:
     cache may keep it under); else None. It holds no store connection: each read takes the
     handle of the reader asking (of the same study)."""
 
-    def __init__(self, study_id: str, reference: ReferenceColumns, names: UnitNamer,
-                 marks: StoreMarks | None = None) -> None:
-        self.study_id = study_id
-        self.reference = reference
-        self.names = names
-        self.marks = marks
-        self._codes: dict[int, RankingCodes] = {}
-        self._labels: tuple[list[str], CodedLabels] | None = None
+    study_id: str
+    reference: ReferenceColumns
+    names: UnitNamer
+    marks: StoreMarks | None = None
+    _codes: dict[int, RankingCodes] = field(default_factory=dict, init=False)
+    _labels: tuple[list[str], CodedLabels] | None = field(default=None, init=False)
 
     def _same_study(self, study: Study) -> None:
         if study.study_id != self.study_id:
@@ -387,13 +386,11 @@ def run_columns(
     reference was read at)."""
     run = run if isinstance(run, RunInfo) else get_run(study, run)
     codes = evidence.ranking_codes(study, run.run_id, query_ids)
-    reference = evidence.reference
-    # a query set made here leaves the removed queries out
-    removed = frozenset() if query_ids is not None else evidence.removed(study)
-    wanted = _query_set(dict.fromkeys(codes.query_ids), reference.gains, reference.complete,
-                        query_ids, order, removed)
-    return RunColumns(run, wanted, _coded_ranking(study, run, wanted, codes, evidence.names),
-                      evidence.labels_over(study, wanted), reference)
+    wanted = query_ids
+    if wanted is None:  # made here: without the removed queries
+        wanted = _query_set(codes.query_ids, evidence.reference, evidence.removed(study), order)
+    coded = _coded_ranking(study, run, wanted, codes, evidence.names)
+    return RunColumns(run, wanted, coded, evidence.labels_over(study, wanted), evidence.reference)
 
 
 def runs_as_columns(
@@ -413,27 +410,21 @@ def runs_as_columns(
         evidence = study_evidence(study)
     codes = [evidence.ranking_codes(study, run.run_id) for run in runs]  # whole, kept
     if query_ids is None:
-        ref = evidence.reference
         ranked = set().union(*(c.query_ids for c in codes))
-        wanted = _query_set(ranked, ref.gains, ref.complete, None,
-                            removed=evidence.removed(study))
+        wanted = _query_set(ranked, evidence.reference, evidence.removed(study))
     else:
         wanted = list(dict.fromkeys(query_ids))
     return [run_columns(study, evidence, run, wanted) for run in runs]
 
 
-def _query_set(
-    rankings: dict, gains: dict, complete: dict, scope: list[str] | None,
-    order: list[str] | None = None,
-    removed: frozenset[str] = frozenset(),
-) -> list[str]:
-    """The queries read: ``scope`` when given, else every query ranked, labeled or claimed
-    but the ``removed`` ones (:mod:`evalcore.store.removed_queries`)."""
-    if scope is not None:
-        return scope
-    wanted = (set(rankings) | set(gains) | set(complete)) - removed
+def _query_set(ranked: Iterable[str], reference: ReferenceColumns, removed: frozenset[str],
+               order: list[str] | None = None) -> list[str]:
+    """Every query ranked, labeled or claimed in ``reference`` but the ``removed`` ones
+    (:mod:`evalcore.store.removed_queries`), in natural order (``order`` when it is this
+    set: taken as it is, no sort)."""
+    wanted = (set(ranked) | set(reference.gains) | set(reference.complete)) - removed
     if order is not None and len(order) == len(wanted) and wanted.issuperset(order):
-        return order  # the same set: already in natural order
+        return order
     return sorted(wanted, key=natural_key)
 
 
@@ -494,10 +485,9 @@ def query_facts(
     answered = {name: queries[1] for name, queries in per_run.items()}
     removed = removed_query_ids(study)
     ranked = set().union(*(queries[0] for queries in per_run.values()))
-    pool = (set(evaluated.gains) | set(evaluated.complete) | ranked) - removed
     return QueryFacts(
         study_id=study.study_id,
-        query_ids=sorted(pool, key=natural_key),
+        query_ids=_query_set(ranked, evaluated, removed),
         study_query_ids=frozenset(study_query_ids(study)),
         judged=judged,
         answered=answered,
