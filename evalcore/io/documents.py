@@ -29,7 +29,7 @@ from evalcore.contract.limits import DEFAULT_LIMITS, DOCUMENT_OPTION, ReadLimits
 from evalcore.io.decompress import SUFFIXES, open_input, without_compression_suffix
 from evalcore.io.errors import ErrorLog, InputErrors, show_value
 from evalcore.io.records import AUTO, Layout, TableFormat, records, text_field
-from evalcore.io.text_lines import SourceText, read_source, source_from_bytes
+from evalcore.io.text_lines import SourceText, read_source
 from evalcore.io.trec_docs import (
     DocumentSet,
     parse_trec_documents,
@@ -102,7 +102,7 @@ def documents_from_bytes(
     """Documents from uploaded bytes named ``name`` (compression told by content; TREC
     files streamed a document at a time); raise InputErrors on any error."""
     if fmt != "trec":
-        return parse_documents(source_from_bytes(data, name, limits=limits), fmt, fields,
+        return parse_documents(read_source(data, name, limits=limits), fmt, fields,
                                layout=layout, limits=limits)
     out = DocumentSet(name)
     with open_input(data, name, limits=limits) as opened:
