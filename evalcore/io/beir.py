@@ -150,9 +150,7 @@ def stream_corpus(path: Path, sink: DocumentSink, limits: ReadLimits = DEFAULT_L
         lambda number, key, fields: sink.add(number, key, fields.get("title", ""),
                                              fields.get("text", "")),
     )
-    if not kept and not log:
-        log.add(None, None, "empty file: no object", "one JSON object per line")
-    log.raise_if_any()
+    log.finish(kept, "empty file: no object", "one JSON object per line")
     return kept
 
 
@@ -169,8 +167,7 @@ def parse_objects(
     source: SourceText, string_fields: tuple[str, ...], required: tuple[str, ...]
 ) -> dict[str, dict[str, str]]:
     """``_id`` -> the object's string fields, for a BEIR corpus or queries JSONL file."""
-    log = ErrorLog(source.name)
-    log.extend(source.errors)
+    log = ErrorLog.of(source)
     out: dict[str, dict[str, str]] = {}
     first_line: dict[str, int] = {}
 
@@ -181,9 +178,7 @@ def parse_objects(
         return first
 
     _checked_objects(json_objects(source, log), log, string_fields, required, keep)
-    if not out and not log:
-        log.add(None, None, "empty file: no object", "one JSON object per line")
-    log.raise_if_any()
+    log.finish(out, "empty file: no object", "one JSON object per line")
     return out
 
 
@@ -244,8 +239,7 @@ def parse_qrels_tsv(
     """The judgments of a BEIR qrels TSV (header required), deduplicated; how the file was
     read (decompressed, decimal scores) is added to ``notes``."""
     gains = GainNotes(source.name)
-    log = ErrorLog(source.name)
-    log.extend(source.errors)
+    log = ErrorLog.of(source)
     lines = numbered_lines(source.text, comments=False)
     header = next(lines, None)
     if header is None:
@@ -300,9 +294,7 @@ def parse_qrels_tsv(
                 f"{earlier.line} (score {earlier.gain})",
                 "keep one of the two lines",
             )
-    if not judgments and not log:
-        log.add(None, None, "no judgments: the file holds only its header")
-    log.raise_if_any()
+    log.finish(judgments, "no judgments: the file holds only its header")
     if notes is not None:
         notes.extend([*source.notes(), *gains.lines()])
     return judgments

@@ -120,7 +120,7 @@ def parse_documents(
     if fmt == "trec":
         return parse_trec_documents(source, limits=limits)
     names = fields or DocumentFields()
-    log = ErrorLog(source.name)
+    log = ErrorLog.of(source)
     out = DocumentSet(source.name, notes=source.notes())
     first: dict[str, int] = {}
     table: TableFormat = fmt  # type: ignore[assignment]
@@ -144,7 +144,5 @@ def parse_documents(
                     "each document id appears once")
             continue
         out.documents[doc_id] = (title, text)
-    if not out.documents and not log:
-        log.add(None, None, "no document in the file")
-    log.raise_if_any()
+    log.finish(out.documents, "no document in the file")
     return out

@@ -167,8 +167,7 @@ def json_object_lines(
 def json_document(source: SourceText, log: ErrorLog, *, nul: bool = False
                   ) -> dict[str, Any] | None:
     """The one JSON object a whole file holds (read as strictly; ``nul``: as
-    :func:`json_objects`), or None (logged)."""
-    log.extend(source.errors)
+    :func:`json_objects`), or None (logged in ``log``, made by :meth:`ErrorLog.of`)."""
     if not source.text.strip():
         log.add(None, None, "empty file", "the file holds one JSON object")
         return None

@@ -246,8 +246,7 @@ def parse_labels(
     gain_map: Mapping[int, int] | None = None,
 ) -> LabelRows:
     """Validate a labels CSV or JSONL file; raise InputErrors listing every error."""
-    log = ErrorLog(source.name)
-    log.extend(source.errors)
+    log = ErrorLog.of(source)
     records = _csv_records(source, log) if fmt == "csv" else _jsonl_records(source, log)
     rows: list[LabelRow] = []
     is_log = False
@@ -257,13 +256,10 @@ def parse_labels(
         row = _row(record, number, log, default_annotator, gain_map, fmt == "csv", notes)
         if row is not None:
             rows.append(row)
-    if not rows and not log:
-        if fmt == "csv":
-            log.add(None, None, "no labels: the file holds only its header",
-                    "add one line per label: query_id,unit_id,gain")
-        else:
-            log.add(None, None, "no labels: the file is empty or holds only blank lines")
-    log.raise_if_any()
+    if fmt == "csv":
+        log.finish(rows, "no labels: the file holds only its header",
+                   "add one line per label: query_id,unit_id,gain")
+    log.finish(rows, "no labels: the file is empty or holds only blank lines")
     warnings: list[str] = []
     kept = _deduplicate(rows, is_log=is_log, log=log, warnings=warnings)
     log.raise_if_any()

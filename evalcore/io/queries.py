@@ -90,10 +90,11 @@ def parse_queries(
     :func:`read_queries`)."""
     if notes is not None:
         notes.extend(source.notes())
-    log = ErrorLog(source.name)
+    log = ErrorLog.of(source)
     if fmt == "trec":
         topics = _trec_topics(source, log)
-        log.raise_if_any()
+        log.finish(topics, "no <top> found",
+                   "TREC topics look like <top> <num> Number: 301 <title> ... </top>")
         return topics
     names = fields or QueryFields()
     out: list[QueryRecord] = []
@@ -113,9 +114,7 @@ def parse_queries(
                     "each query id appears once")
             continue
         out.append(QueryRecord(number, qid, text, desc, narr))
-    if not out and not log:
-        log.add(None, None, "no query in the file")
-    log.raise_if_any()
+    log.finish(out, "no query in the file")
     return out
 
 
@@ -125,8 +124,7 @@ def read_query_map(path: str | PathLike[str]) -> dict[str, str]:
 
 
 def parse_query_map(source: SourceText) -> dict[str, str]:
-    log = ErrorLog(source.name)
-    log.extend(source.errors)
+    log = ErrorLog.of(source)
     mapping: dict[str, str] = {}
     line_of: dict[str, int] = {}
     target_line: dict[str, int] = {}
@@ -146,9 +144,7 @@ def parse_query_map(source: SourceText) -> dict[str, str]:
             continue
         line_of[old], target_line[new] = number, number
         mapping[old] = new
-    if not mapping and not log:
-        log.add(None, None, "empty query map", "one line per query: <id in file> <id used>")
-    log.raise_if_any()
+    log.finish(mapping, "empty query map", "one line per query: <id in file> <id used>")
     return mapping
 
 
@@ -184,7 +180,6 @@ _LABELS = {
 
 def _trec_topics(source: SourceText, log: ErrorLog) -> list[QueryRecord]:
     """The topics of one decoded file; every problem is logged (file, line, field)."""
-    log.extend(source.errors)
     text = source.text
     topics: list[QueryRecord] = []
     first_line: dict[str, int] = {}
@@ -217,9 +212,6 @@ def _trec_topics(source: SourceText, log: ErrorLog) -> list[QueryRecord]:
             continue
         topics.append(QueryRecord(line, qid[0], title, fields.get("desc", ""), fields.get("narr", "")))
     _outside(text, end, len(text), log)
-    if not topics and not log:
-        log.add(None, None, "no <top> found",
-                "TREC topics look like <top> <num> Number: 301 <title> ... </top>")
     return topics
 
 

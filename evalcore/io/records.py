@@ -90,12 +90,11 @@ def records(
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line, record)`` for every well-formed record; log the rest.
 
-    ``needed`` are the field names a table's header must hold (JSONL objects
+    ``log`` holds the source's decoding errors (:meth:`ErrorLog.of`). ``needed`` are the field names a table's header must hold (JSONL objects
     are checked field by field by the caller); ``headerless`` the columns of a
     file without a header (default ``needed``). How a table was read is added
     to ``notes`` when it had no header.
     """
-    log.extend(source.errors)
     if fmt == "jsonl":
         yield from json_objects(source, log)
         return

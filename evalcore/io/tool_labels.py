@@ -74,7 +74,7 @@ def parse_tool_labels(
     source: SourceText, fmt: ToolFormat, gain_map: Mapping[int, int] | None = None
 ) -> ToolRatings:
     """Validate a judgments file of another tool; raise InputErrors listing every error."""
-    reader = _Reader(source.name, fmt, gain_map)
+    reader = _Reader(source, fmt, gain_map)
     log, out = reader.log, reader.out
     if fmt == "quepid":
         reader.quepid(source)
@@ -82,9 +82,7 @@ def parse_tool_labels(
         doc = json_document(source, log, nul=True)
         if doc is not None:
             (reader.rre if fmt == "rre" else reader.rank_eval)(doc)
-    if not out.ratings and not log:
-        log.add(None, None, "no rating in the file")
-    log.raise_if_any()
+    log.finish(out.ratings, "no rating in the file")
     kept: list[ToolRating] = []
     first: dict[tuple[str, str], ToolRating] = {}
     for r in out.ratings:
@@ -111,11 +109,12 @@ def _at(name: str, r: ToolRating) -> str:
 class _Reader:
     """Reads one judgments file into ``out``, every error logged with where it is."""
 
-    def __init__(self, name: str, fmt: ToolFormat, gain_map: Mapping[float, int] | None) -> None:
-        self.log = ErrorLog(name)
-        self.out = ToolRatings(name, fmt, [])
+    def __init__(self, source: SourceText, fmt: ToolFormat,
+                 gain_map: Mapping[float, int] | None) -> None:
+        self.log = ErrorLog.of(source)
+        self.out = ToolRatings(source.name, fmt, [])
         self.gain_map = gain_map
-        self.gains = GainNotes(name)
+        self.gains = GainNotes(source.name)
 
     def quepid(self, source: SourceText) -> None:
         log = self.log

@@ -157,8 +157,7 @@ def parse_trec_documents(source: SourceText, *, limits: ReadLimits = DEFAULT_LIM
                          ) -> DocumentSet:
     """The documents of one decoded text; raise InputErrors with every error."""
     out = DocumentSet(source.name, notes=source.notes())
-    log = ErrorLog(source.name)
-    log.extend(source.errors)
+    log = ErrorLog.of(source)
     scanner = _Scanner(source.name, out, log, limits.max_document_bytes, in_folder=False)
     scanner.feed(source.text, final=True)
     scanner.finish()
