@@ -7,17 +7,14 @@
   one judgment per line, tab-separated; ``score`` is an integer, in 0..4
   after the optional gain map.
 
-Every file is read fully and every error is collected with file, line and
-field before anything is returned. ``corpus.jsonl`` is streamed a line at a time
-into a :class:`DocumentSink` (by default a dict in memory; the store's importer
-passes one backed by a scratch file, so a corpus of any size is read in bounded
-memory; a line longer than ``ReadLimits.max_document_bytes`` is an error). Every
-file may be gzip, bzip2 or xz compressed (:mod:`evalcore.io.decompress`). A
-repeated ``_id`` is an error naming both lines; a score written as an exact
-decimal (``1.0``) is its integer, with a note; a repeated judgment with the same score is a warning, with a different
-score an error. A judgment naming a query or document that is in neither the
-folder nor the store is checked by the importer (:mod:`evalcore.store.imports`).
-Encoding: see :mod:`evalcore.io.text_lines` (BOM, CRLF, invalid UTF-8).
+Every error of every file is collected (file, line, field) before anything is returned.
+``corpus.jsonl`` is streamed a line at a time into a :class:`DocumentSink` (by default a
+dict in memory; the store's importer passes one backed by a scratch file, so a corpus of
+any size is read in bounded memory). A repeated ``_id`` is an error naming both lines; a
+score written as an exact decimal (``1.0``) is its integer, with a note; a repeated
+judgment with the same score is a warning, with a different score an error. Judgments
+naming unknown queries or documents are checked by the importer
+(:mod:`evalcore.store.imports`).
 """
 
 from __future__ import annotations
@@ -105,17 +102,21 @@ def read_beir_folder(
     qrels: dict[str, list[BeirJudgment]] = {}
     files: dict[str, str] = {}
 
-    def collect(fn: Callable[..., Any], *args: Any) -> Any:
+    def collect(read: Callable[[], Any]) -> Any:
         try:
-            return fn(*args)
+            return read()
         except InputErrors as exc:  # a file cut short (ReadingStopped) keeps its notice
             failures.append(exc)
             return None
 
+    def queries_file() -> dict[str, dict[str, str]]:
+        source = read_source(root / "queries.jsonl", limits=limits)
+        notes.extend(source.notes())
+        return parse_objects(source, ("_id", "text"), ("_id", "text"))
+
     notes: list[str] = []
-    document_count = collect(stream_corpus, root / "corpus.jsonl", sink, limits) or 0
-    got = collect(_read_objects, root / "queries.jsonl", ("_id", "text"), ("_id", "text"),
-                  limits, notes)
+    document_count = collect(lambda: stream_corpus(root / "corpus.jsonl", sink, limits)) or 0
+    got = collect(queries_file)
     queries = {k: v["text"] for k, v in (got or {}).items()}
     qrels_dir = root / "qrels"
     tsv_files = sorted(qrels_dir.glob("*.tsv")) if qrels_dir.is_dir() else []
@@ -131,7 +132,8 @@ def read_beir_folder(
         failures.append(InputErrors.one(str(qrels_dir), "no qrels/*.tsv file",
                                         "a BEIR folder has qrels/test.tsv (and/or train, dev)"))
     for path in tsv_files:
-        got = collect(_read_qrels_tsv, path, gain_map, warnings, limits, notes)
+        got = collect(lambda p=path: parse_qrels_tsv(read_source(p, limits=limits), gain_map,
+                                                     warnings, notes))
         if got is not None:
             qrels[path.stem] = got
             files[path.stem] = str(path)
@@ -152,15 +154,6 @@ def stream_corpus(path: Path, sink: DocumentSink, limits: ReadLimits = DEFAULT_L
     )
     log.finish(kept, "empty file: no object", "one JSON object per line")
     return kept
-
-
-def _read_objects(
-    path: Path, string_fields: tuple[str, ...], required: tuple[str, ...],
-    limits: ReadLimits, notes: list[str],
-) -> dict[str, dict[str, str]]:
-    source = read_source(path, limits=limits)
-    notes.extend(source.notes())
-    return parse_objects(source, string_fields, required)
 
 
 def parse_objects(
@@ -223,13 +216,6 @@ def _checked_objects(
             continue
         kept += 1
     return kept
-
-
-def _read_qrels_tsv(
-    path: Path, gain_map: Mapping[float, int] | None, warnings: list[str], limits: ReadLimits,
-    notes: list[str],
-) -> list[BeirJudgment]:
-    return parse_qrels_tsv(read_source(path, limits=limits), gain_map, warnings, notes)
 
 
 def parse_qrels_tsv(

@@ -7,15 +7,12 @@
   ``collection.tsv``): see :class:`~evalcore.io.records.Layout`.
 * TREC: :mod:`evalcore.io.trec_docs` (one file or a folder).
 
-Any of them may be gzip, bzip2 or xz compressed (told by the content;
-:mod:`evalcore.io.decompress`). ``fmt="auto"`` picks the format from the name,
-a compression suffix dropped: a folder, ``.trec``, ``.sgml``, ``.xml``,
-``.txt`` or a bare ``.gz`` is TREC; ``.jsonl``, ``.tsv`` and ``.csv`` are
-themselves. A document larger than ``ReadLimits.max_document_bytes`` and a
-repeated id (naming both lines) are errors. Every error of a file is reported
-in one pass (file, line, field); nothing is returned unless the whole input is
-valid. How a file was read (without a header, decompressed) is in
-``DocumentSet.notes``.
+Any of them may be compressed (:mod:`evalcore.io.decompress`). ``fmt="auto"`` picks the
+format from the name, a compression suffix dropped: a folder, ``.trec``, ``.sgml``,
+``.xml``, ``.txt`` or a bare ``.gz`` is TREC; ``.jsonl``, ``.tsv`` and ``.csv`` are
+themselves. A document larger than ``ReadLimits.max_document_bytes`` and a repeated id
+(naming both lines) are errors; nothing is returned unless the whole input is valid. How a
+file was read (without a header, decompressed) is in ``DocumentSet.notes``.
 """
 
 from __future__ import annotations

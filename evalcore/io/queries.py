@@ -17,8 +17,6 @@
   both lines), a ``<top>`` without ``</top>`` and text outside any ``<top>`` are
   errors, each with file and line.
 
-Any of them may be gzip, bzip2 or xz compressed (:mod:`evalcore.io.decompress`).
-
 A **query map** (``--query-map FILE``) renames ids: a classic collection may
 number its queries 1..225 in the topics file and differently in its judgments.
 The map file has two columns per line, the id in the queries file and the id

@@ -4,13 +4,10 @@ Shared by the document and query readers (:mod:`evalcore.io.documents`,
 :mod:`evalcore.io.queries`), whose field names are configurable
 (``--id-field``, ``--text-field``, ...):
 
-* **JSONL**: one object per line, read strictly (:mod:`evalcore.io.json_objects`:
-  repeated keys, NaN, huge numbers and lone surrogates are errors; a NUL
-  character in a field is an error too);
+* **JSONL**: one object per line, read strictly (:mod:`evalcore.io.json_objects`);
 * **TSV**: one record per line, cells separated by tabs (no quoting: a tab or
   a line break cannot be in a cell; quotes are text);
-* **CSV**: RFC 4180 (:mod:`evalcore.io.csv_records`): a quoted cell may hold
-  commas, quotes and line breaks; a record's line is the line it starts on.
+* **CSV**: RFC 4180 (:mod:`evalcore.io.csv_records`).
 
 **Header or not** (:class:`Layout`). By default the first row is a header
 naming the columns. Collections often ship without one (MS MARCO, ColBERT and
