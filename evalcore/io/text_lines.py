@@ -60,17 +60,13 @@ def read_source(
     source: str | PathLike[str] | bytes, name: str | None = None, *,
     limits: ReadLimits = DEFAULT_LIMITS, stage: bool = True, fields: Sequence[str] = (),
 ) -> SourceText:
-    """Read and decode a file, or uploaded bytes named ``name`` (see the module rules); gzip,
-    bzip2 and xz are read by content.
+    """Read and decode a file, or uploaded bytes named ``name`` (see the module rules).
 
-    Raises :class:`InputErrors` when the file cannot be read at all (missing,
-    a directory, no permission, damaged compressed data), when it unpacks past
-    ``limits`` (:mod:`evalcore.io.decompress`), or at its first line longer
-    than ``limits.max_document_bytes`` (reading stops there: memory stays
-    bounded). Decoding errors do not raise: they are in ``SourceText.errors``
-    for the reader to report with its own errors. ``fields``: the names of the fields of a
-    line of a format whose fields are separated by blanks (TREC): a bad byte's error names
-    the field holding it.
+    Raises :class:`InputErrors` when the input cannot be read at all, unpacks past ``limits``
+    or has a line longer than ``limits.max_document_bytes`` (reading stops there: memory
+    stays bounded); decoding errors are in ``SourceText.errors``, for the reader to report
+    with its own. ``fields``: the names of the blank-separated fields of a line (TREC), so a
+    bad byte's error names its field.
     """
     with open_input(source, name, limits=limits, stage=stage) as opened:
         data = read_bounded(opened, limits.max_document_bytes)
@@ -186,12 +182,9 @@ def stream_lines(
 ) -> Iterator[tuple[int, str]]:
     """``read_source`` then ``numbered_lines(comments=False)``, a line at a time from the file.
 
-    The same rules and line numbers (BOM, LF/CRLF/CR, blank lines skipped,
-    compression by content), but the file is never held in memory: decoding
-    errors go to ``log`` as they are met, and a line longer than
-    ``max_line_bytes`` is an error, skipped without being read into memory.
-    Raises :class:`InputErrors` like :func:`read_source` when the file cannot be
-    read at all.
+    The same rules and line numbers, but the file is never held in memory: decoding errors
+    go to ``log`` as they are met, and a line longer than ``max_line_bytes`` is an error,
+    skipped without being read into memory.
     """
     with open_input(path, limits=limits) as opened:
         number = 0
@@ -218,12 +211,8 @@ def stream_lines(
 
 
 def numbered_lines(text: str, *, comments: bool, first_line: int = 1) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, line)`` (1-based) for every line that holds data.
-
-    Blank lines are skipped; with ``comments=True`` so are ``#`` comment lines.
-    The yielded line has no line end but is otherwise untouched. ``first_line``
-    is the number of the text's first line (for a chunk of a larger text).
-    """
+    """Yield ``(line_number, line)`` for every line that holds data (no line end, otherwise
+    untouched): blank lines are skipped, and with ``comments=True`` ``#`` comment lines."""
     return data_lines(text.split("\n"), comments=comments, first_line=first_line)
 
 
