@@ -124,13 +124,13 @@ def read_beir_folder(
         known = {p.stem for p in tsv_files}
         for name in splits:
             if name not in known:
-                failures.append(InputErrors.one(
-                    str(qrels_dir / f"{name}.tsv"), "no such qrels split",
-                    "splits in this folder: " + (", ".join(sorted(known)) or "none")))
+                hint = "splits in this folder: " + (", ".join(sorted(known)) or "none")
+                split = str(qrels_dir / f"{name}.tsv")
+                failures.append(InputErrors.one(split, "no such qrels split", hint))
         tsv_files = [p for p in tsv_files if p.stem in splits]
     if not tsv_files and splits is None:
-        failures.append(InputErrors.one(str(qrels_dir), "no qrels/*.tsv file",
-                                        "a BEIR folder has qrels/test.tsv (and/or train, dev)"))
+        hint = "a BEIR folder has qrels/test.tsv (and/or train, dev)"
+        failures.append(InputErrors.one(str(qrels_dir), "no qrels/*.tsv file", hint))
     for path in tsv_files:
         got = collect(lambda p=path: parse_qrels_tsv(read_source(p, limits=limits), gain_map,
                                                      warnings, notes))

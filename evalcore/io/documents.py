@@ -67,9 +67,8 @@ def resolve_format(fmt: str, name: str, *, folder: bool = False) -> str:
         return fmt
     found = detect_format(name, folder=folder)
     if not found:
-        raise InputErrors.one(
-            name, "cannot tell the format from the file name",
-            "choose it with --format (jsonl, tsv, csv or trec)")
+        hint = "choose it with --format (jsonl, tsv, csv or trec)"
+        raise InputErrors.one(name, "cannot tell the format from the file name", hint)
     return found
 
 
@@ -122,9 +121,10 @@ def parse_documents(
     first: dict[str, int] = {}
     table: TableFormat = fmt  # type: ignore[assignment]
     limit = limits.max_document_bytes
-    for number, record in records(source, table, log, needed=(names.id,),
-                                  headerless=(names.id, names.text), layout=layout,
-                                  notes=out.notes):
+    headerless = (names.id, names.text)
+    rows = records(source, table, log, needed=(names.id,), headerless=headerless, layout=layout,
+                   notes=out.notes)
+    for number, record in rows:
         doc_id = text_field(record, names.id, number, log, required=True, identifier=True)
         text = text_field(record, names.text, number, log, required=False)
         title = text_field(record, names.title, number, log, required=False)
@@ -132,13 +132,13 @@ def parse_documents(
             continue
         size = len(text) + len(title)
         if size > limit // 4 and len(text.encode()) + len(title.encode()) > limit:
-            log.add(number, names.text, f"a document larger than {size_text(limit)}",
-                    f"raise the bound with {DOCUMENT_OPTION} if it is genuine")
+            hint = f"raise the bound with {DOCUMENT_OPTION} if it is genuine"
+            log.add(number, names.text, f"a document larger than {size_text(limit)}", hint)
             continue
         line = first.setdefault(doc_id, number)
         if line != number:
-            log.add(number, names.id, f"document id {show_value(doc_id)} repeats line {line}",
-                    "each document id appears once")
+            problem = f"document id {show_value(doc_id)} repeats line {line}"
+            log.add(number, names.id, problem, "each document id appears once")
             continue
         out.documents[doc_id] = (title, text)
     log.finish(out.documents, "no document in the file")

@@ -91,8 +91,8 @@ def parse_queries(
     log = ErrorLog.of(source)
     if fmt == "trec":
         topics = _trec_topics(source, log)
-        log.finish(topics, "no <top> found",
-                   "TREC topics look like <top> <num> Number: 301 <title> ... </top>")
+        hint = "TREC topics look like <top> <num> Number: 301 <title> ... </top>"
+        log.finish(topics, "no <top> found", hint)
         return topics
     names = fields or QueryFields()
     out: list[QueryRecord] = []
@@ -108,8 +108,8 @@ def parse_queries(
             continue
         line = first.setdefault(qid, number)
         if line != number:
-            log.add(number, names.id, f"query id {show_value(qid)} repeats line {line}",
-                    "each query id appears once")
+            problem = f"query id {show_value(qid)} repeats line {line}"
+            log.add(number, names.id, problem, "each query id appears once")
             continue
         out.append(QueryRecord(number, qid, text, desc, narr))
     log.finish(out, "no query in the file")
@@ -129,16 +129,16 @@ def parse_query_map(source: SourceText) -> dict[str, str]:
     for number, text in numbered_lines(source.text, comments=True):
         cells = [c for c in text.replace(",", " ").split() if c]
         if len(cells) != 2:
-            log.add(number, None, f"expected 2 columns (id in the queries file, id in the "
-                    f"judgments), got {len(cells)}")
+            columns = "id in the queries file, id in the judgments"
+            log.add(number, None, f"expected 2 columns ({columns}), got {len(cells)}")
             continue
         old, new = cells
         if old in line_of:
             log.add(number, None, f"{old} is mapped again (first on line {line_of[old]})")
             continue
         if new in target_line:
-            log.add(number, None, f"{new} is the target of line {target_line[new]} too",
-                    "two queries cannot share one id")
+            problem = f"{new} is the target of line {target_line[new]} too"
+            log.add(number, None, problem, "two queries cannot share one id")
             continue
         line_of[old], target_line[new] = number, number
         mapping[old] = new
@@ -188,8 +188,8 @@ def _trec_topics(source: SourceText, log: ErrorLog) -> list[QueryRecord]:
         line = _line(text, match.start())
         fields = _fields(match.group(1))
         if _TOP_OPEN.search(match.group(1)):
-            log.add(line, "top", "a <top> inside this <top>",
-                    "the topic before it lacks its </top>")
+            hint = "the topic before it lacks its </top>"
+            log.add(line, "top", "a <top> inside this <top>", hint)
             continue
         qid = fields.get("num", "").split()
         title = fields.get("title", "")
@@ -200,15 +200,15 @@ def _trec_topics(source: SourceText, log: ErrorLog) -> list[QueryRecord]:
             log.add(line, "num", f"the topic id must be one word, got {show_value(' '.join(qid))}")
             continue
         if not title:
-            log.add(line, "title", f"topic {qid[0]} has no <title> text",
-                    "the title is the query text")
+            problem = f"topic {qid[0]} has no <title> text"
+            log.add(line, "title", problem, "the title is the query text")
             continue
         first = first_line.setdefault(qid[0], line)
         if first != line:
-            log.add(line, "num", f"topic {qid[0]} repeats line {first}",
-                    "each topic appears once")
+            log.add(line, "num", f"topic {qid[0]} repeats line {first}", "each topic appears once")
             continue
-        topics.append(QueryRecord(line, qid[0], title, fields.get("desc", ""), fields.get("narr", "")))
+        desc, narr = fields.get("desc", ""), fields.get("narr", "")
+        topics.append(QueryRecord(line, qid[0], title, desc, narr))
     _outside(text, end, len(text), log)
     return topics
 
@@ -239,12 +239,12 @@ def _outside(text: str, start: int, end: int, log: ErrorLog) -> None:
     opened = _TOP_OPEN.search(gap)
     before = gap[: opened.start()] if opened else gap
     if before.strip():
-        log.add(_line(text, start + len(before) - len(before.lstrip())), None,
-                f"text outside any <top>: {show_value(before.strip()[:40])}",
-                "the file holds only <top>...</top> elements")
+        line = _line(text, start + len(before) - len(before.lstrip()))
+        problem = f"text outside any <top>: {show_value(before.strip()[:40])}"
+        log.add(line, None, problem, "the file holds only <top>...</top> elements")
     if opened:
-        log.add(_line(text, start + opened.start()), "top", "a <top> without its </top>",
-                "close every <top> with </top>")
+        line = _line(text, start + opened.start())
+        log.add(line, "top", "a <top> without its </top>", "close every <top> with </top>")
 
 
 def _line(text: str, offset: int) -> int:
