@@ -191,9 +191,9 @@ def stream_lines(
         while raw := opened.stream.readline(max_line_bytes + 1):
             if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
                 number += 1
-                log.add(number, None, f"line longer than {max_line_bytes:,} bytes",
-                        f"one line holds one record; is this the right file? ({DOCUMENT_OPTION} "
+                hint = (f"one line holds one record; is this the right file? ({DOCUMENT_OPTION} "
                         "raises the bound)")
+                log.add(number, None, f"line longer than {max_line_bytes:,} bytes", hint)
                 while raw and not raw.endswith(b"\n"):  # skip the rest of that line
                     raw = opened.stream.readline(max_line_bytes + 1)
                 continue
