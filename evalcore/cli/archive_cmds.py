@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from evalcore.cli.input_options import quiet_option
+from evalcore.cli.input_options import Args, quiet_option, takes_args
 from evalcore.cli.store_cmds import (
     actor_option,
     db_option,
@@ -24,7 +24,6 @@ from evalcore.cli.store_cmds import (
     store,
     study_options,
 )
-from evalcore.contract.limits import ReadLimits
 from evalcore.io.progress import reporter
 from evalcore.io.study_archive import load_signing_key
 from evalcore.store.study_archive import ArchiveSummary, export_study, import_study, read_archive
@@ -39,11 +38,11 @@ _signing_key = click.option(
          "readable by its owner only, kept outside the store (see the README).")
 
 
-def _key(key_path: Path | None) -> bytes | None:
-    if key_path is None:
+def _key(args: Args) -> bytes | None:
+    if args.key_path is None:
         return None
     try:
-        return load_signing_key(key_path)
+        return load_signing_key(args.key_path)
     except ValueError as exc:
         click.echo(f"error: {exc}", err=True)
         raise SystemExit(2) from None
@@ -62,15 +61,15 @@ def _counts(summary: ArchiveSummary) -> str:
 @_signing_key
 @quiet_option
 @actor_option
-def export_study_command(db_path: Path, study_id: str, out: Path, key_path: Path | None,
-                         actor: str) -> None:
+@takes_args
+def export_study_command(a: Args) -> None:
     """Everything of a study in one versioned archive (needs the lead role); signed with the
     organisation's key when one is given."""
-    key = _key(key_path)
-    with store(db_path, "export study", study_id=study_id, actor=actor, read=True) as db:
-        summary = export_study(db, study_id, out, actor=actor, signing_key=key)
+    key = _key(a)
+    with store(a, read=True) as db:
+        summary = export_study(db, a.study_id, a.out, actor=a.actor, signing_key=key)
     reporter().done()
-    click.echo(f"exported study {study_id} to {out} ({summary.bytes:,} bytes, "
+    click.echo(f"exported study {a.study_id} to {a.out} ({summary.bytes:,} bytes, "
                f"{summary.seconds} s): {_counts(summary)}")
     click.echo("signed with the organisation's key" if summary.signed else
                f"not signed (no --signing-key or {KEY_FILE_ENV}): an importer cannot verify "
@@ -95,18 +94,16 @@ def export_study_command(db_path: Path, study_id: str, out: Path, key_path: Path
               help="With a signing key: import an archive that is not signed anyway, as "
                    "unverified (recorded in the audit log).")
 @import_options
-def import_study_command(db_path: Path, archive_path: Path, as_id: str | None,
-                         key_path: Path | None, accept_unsigned: bool, limits: ReadLimits,
-                         actor: str) -> None:
+@takes_args
+def import_study_command(a: Args) -> None:
     """Restore a study archive into a store, all or nothing; --actor becomes its lead."""
-    key = _key(key_path)
-    with tempfile.TemporaryDirectory(prefix="study-import-") as tmp, \
-            store(db_path, "import study", actor=actor) as db:
-        archive = read_archive(archive_path, Path(tmp), signing_key=key,
-                               accept_unsigned=accept_unsigned, limits=limits)
-        summary = import_study(db, archive, actor=actor, study_id=as_id)
+    key = _key(a)
+    with tempfile.TemporaryDirectory(prefix="study-import-") as tmp, store(a) as db:
+        given = a.pick("accept_unsigned", "limits")
+        archive = read_archive(a.archive_path, Path(tmp), signing_key=key, **given)
+        summary = import_study(db, archive, actor=a.actor, study_id=a.as_id)
     reporter().done()
-    click.echo(f"imported study {summary.study_id} from {archive_path} ({summary.seconds} s): "
+    click.echo(f"imported study {summary.study_id} from {a.archive_path} ({summary.seconds} s): "
                f"{_counts(summary)}")
     if archive.origin.verified:
         click.echo(archive.origin.note)

@@ -1,11 +1,13 @@
-"""Options shared by the commands that read input files or run long: ``--quiet``, the read
-limits (:class:`~evalcore.contract.limits.ReadLimits`) and a headerless file's layout.
+"""What every command shares: the one model its handler receives (:class:`Args`), and the
+options of the commands that read input files or run long: ``--quiet``, the read limits
+(:class:`~evalcore.contract.limits.ReadLimits`) and a headerless file's layout.
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from types import SimpleNamespace
 from typing import Any
 
 import click
@@ -19,6 +21,34 @@ from evalcore.contract.limits import (
     size_text,
 )
 from evalcore.io.progress import TerminalProgress, reporter
+
+
+class Args(SimpleNamespace):
+    """A command's parsed options and arguments, as attributes named like click's parameters."""
+
+    def pick(self, *names: str) -> dict[str, Any]:
+        """The named values, to pass on as keywords of the same names."""
+        return {name: getattr(self, name) for name in names}
+
+
+def takes_args(handler: Callable[[Args], None]) -> Callable[..., None]:
+    """A click callback calling ``handler`` with its keyword values as one :class:`Args`."""
+
+    @functools.wraps(handler)
+    def callback(**params: Any) -> None:
+        handler(Args(**params))
+
+    return callback
+
+
+def command_name() -> str:
+    """The command path the user typed, without the program's name (``import qrels``)."""
+    ctx: click.Context | None = click.get_current_context()
+    names: list[str] = []
+    while ctx is not None and ctx.parent is not None:
+        names.insert(0, ctx.info_name or "")
+        ctx = ctx.parent
+    return " ".join(names)
 
 
 def _silence(ctx: click.Context, param: click.Parameter, quiet: bool) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import click
 
@@ -23,7 +22,7 @@ from evalcore.annotation.judge import (
 )
 from evalcore.annotation.judge_prompt import DOCUMENT_CHARS, GRADES
 from evalcore.cli import main
-from evalcore.cli.input_options import quiet_option
+from evalcore.cli.input_options import Args, quiet_option, takes_args
 from evalcore.cli.store_cmds import actor_option, store, study_options
 from evalcore.io.chat_completions import ChatClient, TokenBucket
 from evalcore.io.progress import reporter
@@ -91,23 +90,22 @@ def _interactive() -> bool:
 @click.option("--yes", "-y", is_flag=True, help="Start without asking for confirmation.")
 @quiet_option
 @actor_option
-def judge_command(db_path: Path, study_id: str, endpoint: str, model: str, source: str | None,
-                  limit: int | None, grades: str, rate: float, timeout: float, attempts: int,
-                  workers: int, key_env: str, yes: bool, actor: str) -> None:
+@takes_args
+def judge_command(a: Args) -> None:
     """Judge the study's unknown pooled units with an LLM (an OpenAI-compatible chat
     endpoint) and store the grades as automatic judgments: never evidence."""
-    if not endpoint.startswith(("http://", "https://")):
+    if not a.endpoint.startswith(("http://", "https://")):
         raise click.BadParameter("give an http:// or https:// URL", param_hint="--endpoint")
-    name = source if source is not None else default_source(model)
-    key = os.environ.get(key_env) or None
-    with store(db_path, "judge", study_id=study_id, actor=actor) as db:
-        plan = plan_judging(db, study_id=study_id, source=name, actor=actor, limit=limit)
-        for line in _plan_lines(plan, endpoint, model, key_env, key is not None):
+    name = a.source if a.source is not None else default_source(a.model)
+    key = os.environ.get(a.key_env) or None
+    with store(a) as db:
+        plan = plan_judging(db, source=name, **a.pick("study_id", "actor", "limit"))
+        for line in _plan_lines(plan, a.endpoint, a.model, a.key_env, key is not None):
             click.echo(line)
         if not plan.units:
             click.echo("nothing to judge")
             return
-        if not yes:
+        if not a.yes:
             if not _interactive():
                 click.echo(f"evalcore judge: not a terminal; pass --yes to make the "
                            f"{len(plan.units)} call(s)", err=True)
@@ -115,10 +113,9 @@ def judge_command(db_path: Path, study_id: str, endpoint: str, model: str, sourc
             if not click.confirm(f"Make {len(plan.units)} call(s)?", default=False):
                 click.echo("nothing sent")
                 return
-        client = ChatClient(endpoint=endpoint, model=model, key=key, timeout=timeout,
-                            attempts=attempts, bucket=TokenBucket(rate))
-        summary = run_judging(db, plan, client, actor=actor,
-                              grades=grades, workers=workers)  # type: ignore[arg-type]
+        settings = a.pick("endpoint", "model", "timeout", "attempts")
+        client = ChatClient(key=key, bucket=TokenBucket(a.rate), **settings)
+        summary = run_judging(db, plan, client, **a.pick("actor", "grades", "workers"))
         reporter().done()
         for line in _summary_lines(summary, name):
             click.echo(line)
