@@ -15,7 +15,7 @@ from evalcore.access.identity import normalise_user_id
 from evalcore.access.organisations import ORG_ROLES
 from evalcore.access.roles import ROLES
 from evalcore.cli import main
-from evalcore.cli.input_options import Args, takes_args
+from evalcore.cli.input_options import Args, option, takes_args
 from evalcore.cli.store_cmds import actor_option, db_option, store, study_options
 from evalcore.store.members import (
     add_member,
@@ -39,11 +39,15 @@ def members_group() -> None:
 
 @members_group.command("add")
 @study_options
-@click.option("--user", required=True, help="The person's e-mail address or sign-in subject.")
-@click.option("--role", type=click.Choice(ROLES), required=True,
-              help="annotator: label; reviewer: + adjudicate, reopen; lead: + freeze, import, "
-                   "runs, reports, members.")
-@click.option("--name", "display_name", default="", help="A display name.")
+@option("--user", "The person's e-mail address or sign-in subject.", required=True)
+@option(
+    "--role",
+    "annotator: label; reviewer: + adjudicate, reopen; lead: + freeze, import, "
+    "runs, reports, members.",
+    choices=ROLES,
+    required=True,
+)
+@option("--name display_name", "A display name.", default="")
 @actor_option
 @takes_args
 def members_add(a: Args) -> None:
@@ -60,15 +64,18 @@ def members_add(a: Args) -> None:
 
 @members_group.command("remove")
 @study_options
-@click.option("--user", required=True)
+@option("--user", required=True)
 @actor_option
 @takes_args
 def members_remove(a: Args) -> None:
     """Remove USER from the study (the last lead cannot be removed)."""
     with store(a, refused="changed") as db:
         removed = remove_member(db, **a.pick("study_id", "user", "actor"))
-    click.echo(f"removed {a.user} from study {a.study_id}" if removed
-               else f"{a.user} was not a member of study {a.study_id}")
+    click.echo(
+        f"removed {a.user} from study {a.study_id}"
+        if removed
+        else f"{a.user} was not a member of study {a.study_id}"
+    )
 
 
 @members_group.command("list")
@@ -89,12 +96,15 @@ def members_list(a: Args) -> None:
 
 @members_group.command("add-org")
 @db_option
-@click.option("--user", required=True)
-@click.option("--org", "org_id", required=True, help="The organisation id.")
-@click.option("--role", type=click.Choice(ORG_ROLES), default=None,
-              help="member: reads its documents, creates studies; admin: + admits people, "
-                   "writes its documents; owner: + grants admin and owner. Default: member "
-                   "for someone new, the role unchanged otherwise.")
+@option("--user", required=True)
+@option("--org org_id", "The organisation id.", required=True)
+@option(
+    "--role",
+    "member: reads its documents, creates studies; admin: + admits people, "
+    "writes its documents; owner: + grants admin and owner. Default: member "
+    "for someone new, the role unchanged otherwise.",
+    choices=ORG_ROLES,
+)
 @actor_option
 @takes_args
 def members_add_org(a: Args) -> None:
@@ -109,23 +119,28 @@ def members_add_org(a: Args) -> None:
 
 @members_group.command("remove-org")
 @db_option
-@click.option("--user", required=True)
-@click.option("--org", "org_id", required=True, help="The organisation id.")
+@option("--user", required=True)
+@option("--org org_id", "The organisation id.", required=True)
 @actor_option
 @takes_args
 def members_remove_org(a: Args) -> None:
     """Remove USER from an organisation (the last owner cannot be removed)."""
     with store(a, refused="changed") as db:
         removed = remove_from_organisation(db, **a.pick("user", "org_id", "actor"))
-    click.echo(f"removed {a.user} from organisation {a.org_id}" if removed
-               else f"{a.user} was not in organisation {a.org_id}")
+    click.echo(
+        f"removed {a.user} from organisation {a.org_id}"
+        if removed
+        else f"{a.user} was not in organisation {a.org_id}"
+    )
 
 
 @members_group.command("list-org")
 @db_option
-@click.option("--org", "org_id", default=None,
-              help="List this organisation's members (you must be one); without it, list "
-                   "your organisations and your role in each.")
+@option(
+    "--org org_id",
+    "List this organisation's members (you must be one); without it, list "
+    "your organisations and your role in each.",
+)
 @actor_option
 @takes_args
 def members_list_org(a: Args) -> None:

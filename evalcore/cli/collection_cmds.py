@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from evalcore.cli import main
-from evalcore.cli.input_options import Args, layout_options, takes_args
+from evalcore.cli.input_options import Args, layout_options, option, takes_args
 from evalcore.cli.store_cmds import (
     IMPORT_KEYWORDS,
     actor_option,
@@ -53,13 +53,12 @@ RECORD_KEYWORDS = ("study_id", "fmt", "actor", "layout", "limits")
 
 def _record_options(formats: tuple[str, ...], format_help: str) -> Callable:
     """--format, --id-field and --text-field, shared by the document and query imports."""
+
     def decorate(fn: Callable) -> Callable:
-        fn = click.option("--text-field", default="text", show_default=True,
-                          help="JSONL/TSV/CSV: the text field.")(fn)
-        fn = click.option("--id-field", default="id", show_default=True,
-                          help="JSONL/TSV/CSV: the id field.")(fn)
-        return click.option("--format", "fmt", type=click.Choice(formats), default="auto",
-                            show_default=True, help=format_help)(fn)
+        fn = option("--text-field", "JSONL/TSV/CSV: the text field.", shown="text")(fn)
+        fn = option("--id-field", "JSONL/TSV/CSV: the id field.", shown="id")(fn)
+        return option("--format fmt", format_help, shown="auto", choices=formats)(fn)
+
     return decorate
 
 
@@ -67,10 +66,8 @@ def _record_options(formats: tuple[str, ...], format_help: str) -> Callable:
 @study_options
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @_record_options(DOCUMENT_FORMATS, "auto: from the name (a folder or .gz is TREC).")
-@click.option("--title-field", default="title", show_default=True,
-              help="The title field (optional in each record).")
-@click.option("--owner-org", default=None,
-              help="The organisation that owns the new documents (what lexical runs may see).")
+@option("--title-field", "The title field (optional in each record).", shown="title")
+@option("--owner-org", "The organisation that owns the new documents (what lexical runs may see).")
 @layout_options
 @import_options
 @takes_args
@@ -86,19 +83,28 @@ def import_documents_command(a: Args) -> None:
 @study_options
 @path_argument
 @_record_options(QUERY_FORMATS, "trec: TREC topics (<top> <num> <title> <desc> <narr>).")
-@click.option("--description-field", default="description", show_default=True,
-              help="The information need's description field (optional).")
-@click.option("--narrative-field", default="narrative", show_default=True,
-              help="The narrative / guideline field (optional).")
-@click.option("--query-map", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              default=None, help="Two columns: id in this file -> id the judgments use.")
+@option(
+    "--description-field",
+    "The information need's description field (optional).",
+    shown="description",
+)
+@option("--narrative-field", "The narrative / guideline field (optional).", shown="narrative")
+@option(
+    "--query-map",
+    "Two columns: id in this file -> id the judgments use.",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+)
 @layout_options
 @import_options
 @takes_args
 def import_queries_command(a: Args) -> None:
     """Queries or TREC topics (with their information need) -> the study's queries."""
-    fields = QueryFields(id=a.id_field, text=a.text_field, description=a.description_field,
-                         narrative=a.narrative_field)
+    fields = QueryFields(
+        id=a.id_field,
+        text=a.text_field,
+        description=a.description_field,
+        narrative=a.narrative_field,
+    )
     with store(a) as db:
         given = a.pick(*RECORD_KEYWORDS, "query_map")
         report_import(import_queries(db, a.path, fields=fields, **given))
@@ -107,15 +113,21 @@ def import_queries_command(a: Args) -> None:
 @import_group.command("labels")
 @study_options
 @path_argument
-@click.option("--format", "fmt", type=click.Choice(TOOL_FORMATS + AUTOMATIC_FORMATS),
-              required=True,
-              help="quepid: CSV query,docid,rating; rre: RRE ratings JSON; rank-eval: an "
-                   "Elasticsearch/OpenSearch _rank_eval request body; with --automatic: "
-                   "qrels (TREC), csv (query_id,unit_id,gain) or jsonl.")
-@click.option("--automatic", "automatic", default=None, metavar="NAME",
-              help="Store the file as automatic judgments of the source NAME (an LLM judge, "
-                   "a model): shown beside human labels, never evidence.")
-@click.option("--annotator", default=None, help="Annotator of the labels (default <format>:<file>).")
+@option(
+    "--format fmt",
+    "quepid: CSV query,docid,rating; rre: RRE ratings JSON; rank-eval: an "
+    "Elasticsearch/OpenSearch _rank_eval request body; with --automatic: "
+    "qrels (TREC), csv (query_id,unit_id,gain) or jsonl.",
+    choices=TOOL_FORMATS + AUTOMATIC_FORMATS,
+    required=True,
+)
+@option(
+    "--automatic automatic",
+    "Store the file as automatic judgments of the source NAME (an LLM judge, "
+    "a model): shown beside human labels, never evidence.",
+    metavar="NAME",
+)
+@option("--annotator", "Annotator of the labels (default <format>:<file>).")
 @gain_map_option
 @unknown_ids_option
 @import_options
@@ -128,10 +140,14 @@ def import_tool_labels_command(a: Args) -> None:
         if a.fmt not in AUTOMATIC_FORMATS:
             raise click.BadParameter(
                 f"automatic judgments are read from {', '.join(AUTOMATIC_FORMATS)}; "
-                f"convert the {a.fmt} file to one of them", param_hint="--format")
+                f"convert the {a.fmt} file to one of them",
+                param_hint="--format",
+            )
         if a.annotator is not None:
-            raise click.BadParameter("the source of automatic judgments is --automatic NAME; "
-                                     "leave --annotator out", param_hint="--annotator")
+            raise click.BadParameter(
+                "the source of automatic judgments is --automatic NAME; leave --annotator out",
+                param_hint="--annotator",
+            )
         try:
             check_source_name(a.automatic)
         except ValueError as error:
@@ -139,14 +155,19 @@ def import_tool_labels_command(a: Args) -> None:
         with store(a, command="import labels --automatic") as db:
             source = read_source(a.path, limits=a.limits)
             given = a.pick(*IMPORT_KEYWORDS)
-            report_import(import_automatic_labels(db, source, name=a.automatic, format=a.fmt,
-                                                  gain_map=mapping, **given))
+            report_import(
+                import_automatic_labels(
+                    db, source, name=a.automatic, format=a.fmt, gain_map=mapping, **given
+                )
+            )
         return
     if a.fmt not in TOOL_FORMATS:
         raise click.BadParameter(
             f"--format {a.fmt} is for automatic judgments (--automatic NAME); human labels in "
             "this format are imported with `evalcore import qrels`, `import labels-csv` or "
-            "`import labels-jsonl`", param_hint="--format")
+            "`import labels-jsonl`",
+            param_hint="--format",
+        )
     with store(a, command=f"import labels --format {a.fmt}") as db:
         source = read_source(a.path, limits=a.limits)
         given = a.pick(*IMPORT_KEYWORDS, "fmt", "annotator")
@@ -163,7 +184,7 @@ def need_group() -> None:
     """A query's information need: description and narrative (the assessor's guideline)."""
 
 
-_query_option = click.option("--query", "query_id", required=True, help="The query id.")
+_query_option = option("--query query_id", "The query id.", required=True)
 
 
 @need_group.command("show")
@@ -181,8 +202,8 @@ def need_show(a: Args) -> None:
 @need_group.command("set")
 @study_options
 @_query_option
-@click.option("--description", default=None, help="The description (default: unchanged).")
-@click.option("--narrative", default=None, help="The narrative (default: unchanged).")
+@option("--description", "The description (default: unchanged).")
+@option("--narrative", "The narrative (default: unchanged).")
 @actor_option
 @takes_args
 def need_set(a: Args) -> None:
@@ -192,7 +213,8 @@ def need_set(a: Args) -> None:
         try:
             need = InformationNeed(
                 description=old.description if a.description is None else a.description,
-                narrative=old.narrative if a.narrative is None else a.narrative)
+                narrative=old.narrative if a.narrative is None else a.narrative,
+            )
             set_information_need(db, **a.pick("study_id", "query_id", "actor"), need=need)
         except QueryNotFoundError as exc:
             raise ValueError(str(exc)) from None

@@ -14,7 +14,7 @@ import json
 import click
 
 from evalcore.cli import main
-from evalcore.cli.input_options import Args, takes_args
+from evalcore.cli.input_options import Args, option, takes_args
 from evalcore.cli.report_cmds import _fail, checked_inputs, level_option, queries_option
 from evalcore.cli.store_cmds import actor_option, store
 from evalcore.cli.store_location import NEW_OR_EXISTING_STORE
@@ -22,8 +22,16 @@ from evalcore.store.study_handle import open_study
 
 FORMATS = ("table", "json")
 #: The paired tests' fields in the JSON output, in this order.
-PAIRED_FIELDS = ("n_queries", "n_paired", "n_excluded", "exclusions", "mean_delta", "tests",
-                 "summary", "selection_note")
+PAIRED_FIELDS = (
+    "n_queries",
+    "n_paired",
+    "n_excluded",
+    "exclusions",
+    "mean_delta",
+    "tests",
+    "summary",
+    "selection_note",
+)
 
 
 def _json_output(pc, record, estimates, lines) -> dict:  # type: ignore[no-untyped-def]
@@ -35,46 +43,74 @@ def _json_output(pc, record, estimates, lines) -> dict:  # type: ignore[no-untyp
     found = {} if estimates is None else estimates.by_measure()
     measures = []
     for item in pc.measures:
-        entry = {"decision": item.decision.model_dump(mode="json"),
-                 "to_decide": item.queue.model_dump(mode="json") if item.queue else None}
+        entry = {
+            "decision": item.decision.model_dump(mode="json"),
+            "to_decide": item.queue.model_dump(mode="json") if item.queue else None,
+        }
         if estimates is not None:
             entry["estimate"] = estimate_json(found[item.measure])
         paired = item.paired.model_dump(mode="json")
         entry["paired_tests"] = {key: paired[key] for key in PAIRED_FIELDS}
         measures.append(entry)
-    output = {"candidate": pc.run_a, "baseline": pc.run_b, "difference": DIFFERENCE,
-              "bottom_line": bottom_line(pc, lines).model_dump(mode="json"),
-              "query_set": record.model_dump(mode="json"), "measures": measures,
-              "notes": pc.notes}
+    output = {
+        "candidate": pc.run_a,
+        "baseline": pc.run_b,
+        "difference": DIFFERENCE,
+        "bottom_line": bottom_line(pc, lines).model_dump(mode="json"),
+        "query_set": record.model_dump(mode="json"),
+        "measures": measures,
+        "notes": pc.notes,
+    }
     if estimates is not None:
         output["sample"] = estimates.sample
     return output
 
 
 @main.command("compare")
-@click.option("--db", "db_path", required=True, type=NEW_OR_EXISTING_STORE,
-              help="The evidence store (a file or a postgresql:// URL).")
-@click.option("--study", "study_id", required=True, help="Study id.")
-@click.option("--runs", required=True,
-              help="Two run names, comma-separated; the first is the baseline unless --baseline.")
-@click.option("--baseline", default=None,
-              help="Which of the two runs is the baseline (default: the first of --runs); "
-              "every difference is candidate - baseline.")
-@click.option("-m", "--measure", "measures", multiple=True, required=True,
-              help="A measure, e.g. nDCG@10, P@5, RR@10 (repeat for several).")
-@click.option("--reference", default=None,
-              help="A frozen reference version (default: working labels).")
-@click.option("--queue", "queue_size", default=5, show_default=True, type=click.IntRange(0, 1000),
-              help="How many items of the to-decide queue to print per measure.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True)
+@option(
+    "--db db_path",
+    "The evidence store (a file or a postgresql:// URL).",
+    required=True,
+    type=NEW_OR_EXISTING_STORE,
+)
+@option("--study study_id", "Study id.", required=True)
+@option(
+    "--runs",
+    "Two run names, comma-separated; the first is the baseline unless --baseline.",
+    required=True,
+)
+@option(
+    "--baseline",
+    "Which of the two runs is the baseline (default: the first of --runs); "
+    "every difference is candidate - baseline.",
+)
+@option(
+    "-m --measure measures",
+    "A measure, e.g. nDCG@10, P@5, RR@10 (repeat for several).",
+    multiple=True,
+    required=True,
+)
+@option("--reference", "A frozen reference version (default: working labels).")
+@option(
+    "--queue queue_size",
+    "How many items of the to-decide queue to print per measure.",
+    shown=5,
+    type=click.IntRange(0, 1000),
+)
+@option("--format fmt", shown="table", choices=FORMATS)
 @queries_option("both runs")
-@click.option("--sample", "sample_name", default=None,
-              help="A sample drawn for these runs (evalcore sample draw): also show, per "
-              "measure and apart from the decided verdict, the estimate from its labels.")
+@option(
+    "--sample sample_name",
+    "A sample drawn for these runs (evalcore sample draw): also show, per "
+    "measure and apart from the decided verdict, the estimate from its labels.",
+)
 @level_option
-@click.option("--automatic", "automatic", default=None, metavar="NAME",
-              help="With --sample: automatic judgments of source NAME as the estimator's "
-              "predictions (never evidence: a wrong source widens the interval).")
+@option(
+    "--automatic automatic",
+    "With --sample: automatic judgments of source NAME as the estimator's "
+    "predictions (never evidence: a wrong source widens the interval).",
+    metavar="NAME",
+)
 @actor_option
 @takes_args
 def compare_command(a: Args) -> None:
@@ -87,8 +123,9 @@ def compare_command(a: Args) -> None:
     runs, baseline, reference, sample_name = a.runs, a.baseline, a.reference, a.sample_name
     names = [r.strip() for r in runs.split(",") if r.strip()]
     if len(names) != 2 or names[0] == names[1]:
-        _fail(f"--runs takes two different run names, comma-separated (e.g. --runs A,B); "
-              f"got {runs!r}")
+        _fail(
+            f"--runs takes two different run names, comma-separated (e.g. --runs A,B); got {runs!r}"
+        )
     if baseline is not None and baseline not in names:
         _fail(f"--baseline {baseline!r} is not one of --runs {names[0]!r}, {names[1]!r}")
     base = baseline if baseline is not None else names[0]
@@ -111,10 +148,15 @@ def compare_command(a: Args) -> None:
             if sample_name is not None:
                 from evalcore.estimation.stored import estimate_stored
 
-                estimates = estimate_stored(handle, sample_name, candidate=candidate,
-                                            baseline=base, measures=[m.canonical for m in parsed],
-                                            query_ids=evaluated.pair.query_ids,
-                                            **a.pick("level", "automatic"))
+                estimates = estimate_stored(
+                    handle,
+                    sample_name,
+                    candidate=candidate,
+                    baseline=base,
+                    measures=[m.canonical for m in parsed],
+                    query_ids=evaluated.pair.query_ids,
+                    **a.pick("level", "automatic"),
+                )
         except QuerySetError as err:
             _fail(f"--queries: {err}")
         except LookupError as err:
@@ -124,12 +166,20 @@ def compare_command(a: Args) -> None:
     pair, notes = evaluated.pair, evaluated.notes()
     verdicts = measure_verdicts(pair, candidate, base, queue_limit=a.queue_size)
     record = query_set.record()
-    pc = PairComparison(run_a=candidate, run_b=base, reference=reference, measures=verdicts,
-                        compat=[], compat_notes=[], notes=notes)
+    pc = PairComparison(
+        run_a=candidate,
+        run_b=base,
+        reference=reference,
+        measures=verdicts,
+        compat=[],
+        compat_notes=[],
+        notes=notes,
+    )
     lines = None if estimates is None else estimates.line_estimates()
     if a.fmt == "json":
-        click.echo(json.dumps(_json_output(pc, record, estimates, lines), indent=2,
-                              ensure_ascii=False))
+        click.echo(
+            json.dumps(_json_output(pc, record, estimates, lines), indent=2, ensure_ascii=False)
+        )
         return
     # the bottom line first; the query set it is over just before the details
     head, details = render_pair(pc, lines).split("\nDetails: ", 1)

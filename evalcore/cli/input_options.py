@@ -6,7 +6,7 @@ options of the commands that read input files or run long: ``--quiet``, the read
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 from typing import Any
 
@@ -51,14 +51,41 @@ def command_name() -> str:
     return " ".join(names)
 
 
+def option(
+    names: str,
+    help: str | None = None,
+    *,
+    shown: Any = None,
+    choices: Sequence[str] | None = None,
+    flag: bool = False,
+    **settings: Any,
+) -> Callable:
+    """``click.option`` declared in one line: ``names`` are its flags and parameter name,
+    space-separated; ``shown`` a default that --help shows; ``choices`` the values allowed;
+    ``flag`` an on/off switch; ``settings`` click's other settings."""
+    if shown is not None:
+        settings |= {"default": shown, "show_default": True}
+    if choices is not None:
+        settings["type"] = click.Choice(choices)
+    if flag:
+        settings["is_flag"] = True
+    return click.option(*names.split(), help=help, **settings)
+
+
 def _silence(ctx: click.Context, param: click.Parameter, quiet: bool) -> None:
     if quiet and isinstance(progress := reporter(), TerminalProgress):
         progress.quiet = True
 
 
 #: ``--quiet``: no progress bar (every command that can run long takes it).
-quiet_option = click.option("--quiet", "-q", is_flag=True, expose_value=False,
-                            callback=_silence, help="Show no progress bar on stderr.")
+quiet_option = click.option(
+    "--quiet",
+    "-q",
+    is_flag=True,
+    expose_value=False,
+    callback=_silence,
+    help="Show no progress bar on stderr.",
+)
 
 _POSITIVE = click.FloatRange(min=0, min_open=True)
 
@@ -67,19 +94,31 @@ def limit_options(fn: Callable) -> Callable:
     """``--max-document-mib`` and ``--max-unpacked-gib``, given to ``fn`` as ``limits``."""
 
     @functools.wraps(fn)
-    def wrapper(*args: Any, max_document_mib: float | None, max_unpacked_gib: float | None,
-                **kwargs: Any) -> Any:
-        return fn(*args, limits=ReadLimits.from_options(max_document_mib, max_unpacked_gib),
-                  **kwargs)
+    def wrapper(
+        *args: Any, max_document_mib: float | None, max_unpacked_gib: float | None, **kwargs: Any
+    ) -> Any:
+        return fn(
+            *args, limits=ReadLimits.from_options(max_document_mib, max_unpacked_gib), **kwargs
+        )
 
     wrapper = click.option(
-        UNPACKED_OPTION, "max_unpacked_gib", type=_POSITIVE, default=None, metavar="GiB",
+        UNPACKED_OPTION,
+        "max_unpacked_gib",
+        type=_POSITIVE,
+        default=None,
+        metavar="GiB",
         help=f"Refuse a compressed file or zip unpacking to more (default "
-             f"{size_text(MAX_UNPACKED_BYTES, exact=False)}).")(wrapper)
+        f"{size_text(MAX_UNPACKED_BYTES, exact=False)}).",
+    )(wrapper)
     return click.option(
-        DOCUMENT_OPTION, "max_document_mib", type=_POSITIVE, default=None, metavar="MiB",
+        DOCUMENT_OPTION,
+        "max_document_mib",
+        type=_POSITIVE,
+        default=None,
+        metavar="MiB",
         help=f"Refuse a document (a record, a line) larger than this (default "
-             f"{size_text(MAX_DOCUMENT_BYTES, exact=False)}).")(wrapper)
+        f"{size_text(MAX_DOCUMENT_BYTES, exact=False)}).",
+    )(wrapper)
 
 
 def layout_options(fn: Callable) -> Callable:
@@ -95,10 +134,15 @@ def layout_options(fn: Callable) -> Callable:
         return fn(*args, layout=layout, **kwargs)
 
     wrapper = click.option(
-        "--columns", default=None, metavar="A,B,...",
+        "--columns",
+        default=None,
+        metavar="A,B,...",
         help="TSV/CSV without a header: the columns' names in order, e.g. id,title,text "
-             "(- skips a column).")(wrapper)
+        "(- skips a column).",
+    )(wrapper)
     return click.option(
-        "--no-header", is_flag=True,
+        "--no-header",
+        is_flag=True,
         help="TSV/CSV: the first line is data, read as id, text (a file whose first line "
-             "names no column is read so anyway, and the output says so).")(wrapper)
+        "names no column is read so anyway, and the output says so).",
+    )(wrapper)

@@ -22,7 +22,7 @@ from evalcore.annotation.judge import (
 )
 from evalcore.annotation.judge_prompt import DOCUMENT_CHARS, GRADES
 from evalcore.cli import main
-from evalcore.cli.input_options import Args, quiet_option, takes_args
+from evalcore.cli.input_options import Args, option, quiet_option, takes_args
 from evalcore.cli.store_cmds import actor_option, store, study_options
 from evalcore.io.chat_completions import ChatClient, TokenBucket
 from evalcore.io.progress import reporter
@@ -31,32 +31,40 @@ from evalcore.io.progress import reporter
 KEY_VARIABLE = "RELEVANCE_LEDGER_JUDGE_KEY"
 
 
-def _plan_lines(plan: JudgePlan, endpoint: str, model: str, key_env: str, has_key: bool
-                ) -> list[str]:
-    lines = [f"{plan.n_unknown} unknown pooled unit(s) in study {plan.study_id}; "
-             f"{plan.n_judged} already judged by {plan.source}"]
+def _plan_lines(
+    plan: JudgePlan, endpoint: str, model: str, key_env: str, has_key: bool
+) -> list[str]:
+    lines = [
+        f"{plan.n_unknown} unknown pooled unit(s) in study {plan.study_id}; "
+        f"{plan.n_judged} already judged by {plan.source}"
+    ]
     for reason, n in sorted(plan.withheld.items()):
         lines.append(f"  {n} not sent: {reason}")
     if plan.n_beyond_limit:
         lines.append(f"  {plan.n_beyond_limit} left for a later run (--limit)")
-    lines.append(f"{len(plan.units)} call(s) to {endpoint.rstrip('/')}/chat/completions, model "
-                 f"{model}, documents cut at {DOCUMENT_CHARS} characters; "
-                 + (f"key from {key_env}" if has_key else f"no key ({key_env} is not set)"))
+    lines.append(
+        f"{len(plan.units)} call(s) to {endpoint.rstrip('/')}/chat/completions, model "
+        f"{model}, documents cut at {DOCUMENT_CHARS} characters; "
+        + (f"key from {key_env}" if has_key else f"no key ({key_env} is not set)")
+    )
     return lines
 
 
 def _summary_lines(summary: JudgeSummary, source: str) -> list[str]:
-    lines = [f"calls made: {summary.calls} ({summary.requests} HTTP request(s) with retries)",
-             f"answers stored: {summary.stored} as automatic judgments of {source} "
-             "(not evidence)"]
+    lines = [
+        f"calls made: {summary.calls} ({summary.requests} HTTP request(s) with retries)",
+        f"answers stored: {summary.stored} as automatic judgments of {source} (not evidence)",
+    ]
     failed = sum(summary.failures.values())
     lines.append(f"failures: {failed}")
     for reason, n in sorted(summary.failures.items()):
         lines.append(f"  {n} {reason}")
     lines.append(f"time: {summary.seconds:.1f} s")
     if summary.stopped:
-        lines.append(f"stopped early: {summary.stopped}; run the same command again to "
-                     "continue where it stopped")
+        lines.append(
+            f"stopped early: {summary.stopped}; run the same command again to "
+            "continue where it stopped"
+        )
     return lines
 
 
@@ -67,27 +75,56 @@ def _interactive() -> bool:
 
 @main.command("judge")
 @study_options
-@click.option("--endpoint", required=True, metavar="URL",
-              help="An OpenAI-compatible API base, e.g. http://localhost:8000/v1 "
-                   "(the command posts to URL/chat/completions).")
-@click.option("--model", required=True, help="The model name the endpoint serves.")
-@click.option("--source", default=None, metavar="NAME",
-              help="Automatic source the answers are stored under (default judge:<model>).")
-@click.option("--limit", type=click.IntRange(min=0), default=None,
-              help="Send at most N units (the rest wait for a later run).")
-@click.option("--grades", type=click.Choice(GRADES), default="0-3", show_default=True,
-              help="0-3: UMBRELA's rubric, stored as gains 0-3; 0-4: with a top grade 4.")
-@click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=2.0,
-              show_default=True, help="HTTP requests per second at most.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
-              show_default=True, help="Seconds per request.")
-@click.option("--attempts", type=click.IntRange(min=1, max=20), default=5, show_default=True,
-              help="Requests per call at most (retries on 429, 5xx, timeouts).")
-@click.option("--workers", type=click.IntRange(min=1, max=32), default=4, show_default=True,
-              help="Calls waiting for their answers at once (the rate still holds).")
-@click.option("--key-env", default=KEY_VARIABLE, show_default=True, metavar="VAR",
-              help="Environment variable holding the endpoint's key (sent as a Bearer token).")
-@click.option("--yes", "-y", is_flag=True, help="Start without asking for confirmation.")
+@option(
+    "--endpoint",
+    "An OpenAI-compatible API base, e.g. http://localhost:8000/v1 "
+    "(the command posts to URL/chat/completions).",
+    required=True,
+    metavar="URL",
+)
+@option("--model", "The model name the endpoint serves.", required=True)
+@option(
+    "--source",
+    "Automatic source the answers are stored under (default judge:<model>).",
+    metavar="NAME",
+)
+@option(
+    "--limit", "Send at most N units (the rest wait for a later run).", type=click.IntRange(min=0)
+)
+@option(
+    "--grades",
+    "0-3: UMBRELA's rubric, stored as gains 0-3; 0-4: with a top grade 4.",
+    shown="0-3",
+    choices=GRADES,
+)
+@option(
+    "--rate",
+    "HTTP requests per second at most.",
+    shown=2.0,
+    type=click.FloatRange(min=0, min_open=True),
+)
+@option(
+    "--timeout", "Seconds per request.", shown=60.0, type=click.FloatRange(min=0, min_open=True)
+)
+@option(
+    "--attempts",
+    "Requests per call at most (retries on 429, 5xx, timeouts).",
+    shown=5,
+    type=click.IntRange(min=1, max=20),
+)
+@option(
+    "--workers",
+    "Calls waiting for their answers at once (the rate still holds).",
+    shown=4,
+    type=click.IntRange(min=1, max=32),
+)
+@option(
+    "--key-env",
+    "Environment variable holding the endpoint's key (sent as a Bearer token).",
+    shown=KEY_VARIABLE,
+    metavar="VAR",
+)
+@option("--yes -y", "Start without asking for confirmation.", flag=True)
 @quiet_option
 @actor_option
 @takes_args
@@ -107,8 +144,11 @@ def judge_command(a: Args) -> None:
             return
         if not a.yes:
             if not _interactive():
-                click.echo(f"evalcore judge: not a terminal; pass --yes to make the "
-                           f"{len(plan.units)} call(s)", err=True)
+                click.echo(
+                    f"evalcore judge: not a terminal; pass --yes to make the "
+                    f"{len(plan.units)} call(s)",
+                    err=True,
+                )
                 sys.exit(2)
             if not click.confirm(f"Make {len(plan.units)} call(s)?", default=False):
                 click.echo("nothing sent")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from evalcore.cli import main
-from evalcore.cli.input_options import Args, takes_args
+from evalcore.cli.input_options import Args, option, takes_args
 from evalcore.cli.store_cmds import actor_option, store, study_options
 from evalcore.store.study_handle import open_study
 
@@ -21,8 +21,11 @@ def queries_group() -> None:
 
 @queries_group.command("list")
 @study_options
-@click.option("--removed", "only_removed", is_flag=True,
-              help="List only the removed queries, with who removed them, when and why.")
+@option(
+    "--removed only_removed",
+    "List only the removed queries, with who removed them, when and why.",
+    flag=True,
+)
 @actor_option
 @takes_args
 def list_command(a: Args) -> None:
@@ -52,8 +55,8 @@ def _removed_line(item) -> str:  # type: ignore[no-untyped-def]
 
 @queries_group.command("remove")
 @study_options
-@click.option("--query", "query_id", required=True, help="The query id to take out.")
-@click.option("--reason", default="", help="Why (recorded in the audit log).")
+@option("--query query_id", "The query id to take out.", required=True)
+@option("--reason", "Why (recorded in the audit log).", default="")
 @actor_option
 @takes_args
 def remove_command(a: Args) -> None:
@@ -67,14 +70,16 @@ def remove_command(a: Args) -> None:
         except QueryNotInStudyError as err:
             raise ValueError(str(err.args[0])) from None
     restore = f"evalcore queries restore --study {a.study_id} --query {a.query_id}"
-    click.echo(f"removed query {a.query_id} from study {a.study_id} (its labels are kept; "
-               f"{restore} brings it back)")
+    click.echo(
+        f"removed query {a.query_id} from study {a.study_id} (its labels are kept; "
+        f"{restore} brings it back)"
+    )
 
 
 @queries_group.command("restore")
 @study_options
-@click.option("--query", "query_id", required=True, help="The removed query id to bring back.")
-@click.option("--reason", default="", help="Why (recorded in the audit log).")
+@option("--query query_id", "The removed query id to bring back.", required=True)
+@option("--reason", "Why (recorded in the audit log).", default="")
 @actor_option
 @takes_args
 def restore_command(a: Args) -> None:

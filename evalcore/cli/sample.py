@@ -14,7 +14,7 @@ from collections import Counter
 import click
 
 from evalcore.cli import main
-from evalcore.cli.input_options import Args, takes_args
+from evalcore.cli.input_options import Args, option, takes_args
 from evalcore.cli.store_cmds import actor_option, fail, store, study_options
 from evalcore.store.study_handle import open_study
 
@@ -28,10 +28,17 @@ def sample_group() -> None:
 
 def _units(view, states: dict | None = None) -> list[dict]:  # type: ignore[no-untyped-def]
     """The sample's units in labeling order as JSON objects (with their state if given)."""
-    return [{"position": position, "query_id": u.query_id, "unit_id": u.unit_id,
-             "stratum": u.stratum, "inclusion_probability": u.inclusion_probability}
-            | ({} if states is None else {"state": states.get((u.query_id, u.unit_id), "open")})
-            for position, u in enumerate(view.units(), start=1)]
+    return [
+        {
+            "position": position,
+            "query_id": u.query_id,
+            "unit_id": u.unit_id,
+            "stratum": u.stratum,
+            "inclusion_probability": u.inclusion_probability,
+        }
+        | ({} if states is None else {"state": states.get((u.query_id, u.unit_id), "open")})
+        for position, u in enumerate(view.units(), start=1)
+    ]
 
 
 def _unit_lines(view) -> None:  # type: ignore[no-untyped-def]
@@ -55,15 +62,28 @@ def _lookup_failed(err: LookupError, summary: str) -> None:
 
 @sample_group.command("draw")
 @study_options
-@click.option("--runs", required=True,
-              help="Two run names, comma-separated: BASELINE,CANDIDATE (as for compare).")
-@click.option("-m", "--measure", "measures", multiple=True, required=True,
-              help="A measure the sample serves, e.g. P@10 (repeat for several).")
-@click.option("--size", required=True, type=click.IntRange(1, 10_000_000),
-              help="How many units to label (reached in expectation).")
-@click.option("--seed", required=True, type=click.IntRange(0, 2**63 - 1),
-              help="The random seed (recorded with the sample).")
-@click.option("--name", required=True, help="The sample's name (unique in the study).")
+@option(
+    "--runs", "Two run names, comma-separated: BASELINE,CANDIDATE (as for compare).", required=True
+)
+@option(
+    "-m --measure measures",
+    "A measure the sample serves, e.g. P@10 (repeat for several).",
+    multiple=True,
+    required=True,
+)
+@option(
+    "--size",
+    "How many units to label (reached in expectation).",
+    required=True,
+    type=click.IntRange(1, 10_000_000),
+)
+@option(
+    "--seed",
+    "The random seed (recorded with the sample).",
+    required=True,
+    type=click.IntRange(0, 2**63 - 1),
+)
+@option("--name", "The sample's name (unique in the study).", required=True)
 @actor_option
 @takes_args
 def draw_command(a: Args) -> None:
@@ -74,8 +94,13 @@ def draw_command(a: Args) -> None:
     nothing = "evalcore sample draw: nothing was written"
     names = [r.strip() for r in a.runs.split(",") if r.strip()]
     if len(names) != 2 or names[0] == names[1]:
-        fail([f"error: --runs takes two different run names, comma-separated "
-              f"(e.g. --runs A,B); got {a.runs!r}"], nothing)
+        fail(
+            [
+                f"error: --runs takes two different run names, comma-separated "
+                f"(e.g. --runs A,B); got {a.runs!r}"
+            ],
+            nothing,
+        )
     try:
         for m in a.measures:
             parse_measure(m)
@@ -93,9 +118,13 @@ def draw_command(a: Args) -> None:
 
 @sample_group.command("grow")
 @study_options
-@click.option("--name", required=True, help="The sample to grow.")
-@click.option("--size", required=True, type=click.IntRange(1, 10_000_000),
-              help="The new size in units (at least the current one).")
+@option("--name", "The sample to grow.", required=True)
+@option(
+    "--size",
+    "The new size in units (at least the current one).",
+    required=True,
+    type=click.IntRange(1, 10_000_000),
+)
 @actor_option
 @takes_args
 def grow_command(a: Args) -> None:
@@ -133,8 +162,8 @@ def list_command(a: Args) -> None:
 
 @sample_group.command("show")
 @study_options
-@click.option("--name", required=True, help="The sample.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@option("--name", "The sample.", required=True)
+@option("--format fmt", shown="text", choices=FORMATS)
 @actor_option
 @takes_args
 def show_command(a: Args) -> None:
@@ -157,9 +186,10 @@ def show_command(a: Args) -> None:
         shown |= {key: getattr(s, key) for key in ("seed", "size")}
         shown |= {key: getattr(d, key) for key in ("draws", "n_unknown", "method")}
         shown |= {key: getattr(s, key) for key in ("created_at", "created_by", "grown_at")}
-        shown["strata"] = [st.model_dump(mode="json")
-                           | {"inclusion_probability": st.inclusion_probability}
-                           for st in d.strata]
+        shown["strata"] = [
+            st.model_dump(mode="json") | {"inclusion_probability": st.inclusion_probability}
+            for st in d.strata
+        ]
         shown["units"] = units
         # the whole design: every population query in draw order with its unknown units
         shown["population"] = [q.model_dump(mode="json") for q in d.queries]
@@ -178,7 +208,9 @@ def show_command(a: Args) -> None:
             f"{st.inclusion_probability:.4f}"
         )
     counts = Counter(u["state"] for u in units)
-    click.echo(f"units: {counts['labeled']} labeled, {counts['non-response']} non-response, "
-               f"{counts['open']} to label")
+    click.echo(
+        f"units: {counts['labeled']} labeled, {counts['non-response']} non-response, "
+        f"{counts['open']} to label"
+    )
     for u in units:
         click.echo(json.dumps(u, ensure_ascii=False))

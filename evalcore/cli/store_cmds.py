@@ -19,7 +19,14 @@ from pydantic import ValidationError
 from evalcore.access.decisions import PermissionDenied
 from evalcore.cli import SharedGroup, main
 from evalcore.cli.actor import default_actor
-from evalcore.cli.input_options import Args, command_name, limit_options, quiet_option, takes_args
+from evalcore.cli.input_options import (
+    Args,
+    command_name,
+    limit_options,
+    option,
+    quiet_option,
+    takes_args,
+)
 from evalcore.cli.store_location import EXISTING_STORE, NEW_OR_EXISTING_STORE
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.limits import clipped
@@ -62,18 +69,26 @@ path_argument = click.argument("path", type=_FILE)
 
 
 def db_option(fn: Callable) -> Callable:
-    return click.option("--db", "db_path", type=EXISTING_STORE, required=True,
-                        help="The store (created with `evalcore init`).")(fn)
+    return option(
+        "--db db_path",
+        "The store (created with `evalcore init`).",
+        type=EXISTING_STORE,
+        required=True,
+    )(fn)
 
 
 def study_options(fn: Callable) -> Callable:
     """--db and --study: the options of every command on one study."""
-    return db_option(click.option("--study", "study_id", required=True, help="The study id.")(fn))
+    return db_option(option("--study study_id", "The study id.", required=True)(fn))
 
 
 def actor_option(fn: Callable) -> Callable:
-    return click.option("--actor", default=default_actor, show_default="the current user",
-                        help="Who does this (recorded in the audit log).")(fn)
+    return option(
+        "--actor",
+        "Who does this (recorded in the audit log).",
+        default=default_actor,
+        show_default="the current user",
+    )(fn)
 
 
 def import_options(fn: Callable) -> Callable:
@@ -90,8 +105,9 @@ def fail(lines: list[str], summary: str) -> None:
 
 
 @contextmanager
-def store(args: Args, *, read: bool = False, refused: str = "written",
-          command: str | None = None) -> Iterator[sqlite_utils.Database]:
+def store(
+    args: Args, *, read: bool = False, refused: str = "written", command: str | None = None
+) -> Iterator[sqlite_utils.Database]:
     """Open the store ``args.db_path``; turn the store's user errors into exit status 2 with a
     clear message naming ``command`` (default: the one running).
 
@@ -119,10 +135,17 @@ def store(args: Args, *, read: bool = False, refused: str = "written",
         summary = f"{at_least}{exc.total} input error(s); nothing was written"
         fail(str(exc).splitlines(), f"evalcore {command}: {summary}")
     except ValidationError as exc:  # values typed on the command line
-        fail([f"error: {m}" for m in validation_messages(exc)],
-             f"evalcore {command}: nothing was written")
-    except (StudyNotFoundError, RunNotFoundError, ReferenceNotFoundError, ExportRefusedError,
-            ValueError) as exc:
+        fail(
+            [f"error: {m}" for m in validation_messages(exc)],
+            f"evalcore {command}: nothing was written",
+        )
+    except (
+        StudyNotFoundError,
+        RunNotFoundError,
+        ReferenceNotFoundError,
+        ExportRefusedError,
+        ValueError,
+    ) as exc:
         fail([f"error: {clipped(str(exc))}"], f"evalcore {command}: nothing was written")
     except PermissionDenied as exc:
         click.echo(f"refused: {exc}", err=True)
@@ -152,12 +175,14 @@ def report_import(summary: ImportSummary) -> None:
 
 
 @main.command("init")
-@click.option("--db", "db_path", type=NEW_OR_EXISTING_STORE, required=True,
-              help="Path (or postgresql:// URL) of the store to create (or to migrate, if it "
-                   "exists).")
-@click.option("--study", "study_id", default=None,
-              help="Also create this study (with --corpus), as `study create` does.")
-@click.option("--corpus", "corpus_id", default=None, help="The corpus of the study to create.")
+@option(
+    "--db db_path",
+    "Path (or postgresql:// URL) of the store to create (or to migrate, if it exists).",
+    type=NEW_OR_EXISTING_STORE,
+    required=True,
+)
+@option("--study study_id", "Also create this study (with --corpus), as `study create` does.")
+@option("--corpus corpus_id", "The corpus of the study to create.")
 @actor_option
 @takes_args
 def init_command(a: Args) -> None:
@@ -186,15 +211,19 @@ def study_group() -> None:
 
 @study_group.command("create")
 @study_options
-@click.option("--corpus", "corpus_id", required=True, help="The corpus id the study judges.")
-@click.option("--name", default="", help="A readable name (default: the study id).")
-@click.option("--unit", "retrieval_unit", default="document", show_default=True,
-              help="The retrieval unit (document, passage, chunk, ...).")
-@click.option("--threshold", "relevance_threshold", type=click.IntRange(1, MAX_GAIN), default=1,
-              show_default=True, help="Smallest gain that counts as relevant.")
-@click.option("--gain", type=click.Choice(["linear", "exponential"]), default="linear",
-              show_default=True, help="nDCG gain mode.")
-@click.option("--org", "org_id", default=None, help="Owning organisation id.")
+@option("--corpus corpus_id", "The corpus id the study judges.", required=True)
+@option("--name", "A readable name (default: the study id).", default="")
+@option(
+    "--unit retrieval_unit", "The retrieval unit (document, passage, chunk, ...).", shown="document"
+)
+@option(
+    "--threshold relevance_threshold",
+    "Smallest gain that counts as relevant.",
+    shown=1,
+    type=click.IntRange(1, MAX_GAIN),
+)
+@option("--gain", "nDCG gain mode.", shown="linear", choices=["linear", "exponential"])
+@option("--org org_id", "Owning organisation id.")
 @actor_option
 @takes_args
 def study_create(a: Args) -> None:
@@ -213,16 +242,24 @@ def _create_study(a: Args) -> None:
         study = StudyIn(**settings)
         with write_transaction(db):
             create_study(db, study, actor=a.actor)
-            record_audit(db, actor=a.actor, action="study.create", study_id=study.study_id,
-                         detail=study.model_dump())
+            record_audit(
+                db,
+                actor=a.actor,
+                action="study.create",
+                study_id=study.study_id,
+                detail=study.model_dump(),
+            )
     click.echo(f"created study {study.study_id} on corpus {study.corpus_id}")
 
 
 @study_group.command("measures")
 @study_options
-@click.option("--set", "chosen", default=None, metavar="NAMES",
-              help="Comma-separated measures, e.g. 'P@10,nDCG@10,MRR@10' (lead only). "
-                   "Without it, list the study's measures.")
+@option(
+    "--set chosen",
+    "Comma-separated measures, e.g. 'P@10,nDCG@10,MRR@10' (lead only). "
+    "Without it, list the study's measures.",
+    metavar="NAMES",
+)
 @actor_option
 @takes_args
 def study_measures_command(a: Args) -> None:
@@ -272,11 +309,12 @@ def import_group() -> None:
     """Import evidence into a study (each import is all or nothing)."""
 
 
-unknown_ids_option = click.option(
-    "--allow-unknown-ids", is_flag=True,
-    help="Accept unit ids that are not in the study's corpus (checked only when it has documents).")
-gain_map_option = click.option("--gain-map", metavar="SPEC",
-                               help="Map gains into 0..4, e.g. '-1:0,5:4'.")
+unknown_ids_option = option(
+    "--allow-unknown-ids",
+    "Accept unit ids that are not in the study's corpus (checked only when it has documents).",
+    flag=True,
+)
+gain_map_option = option("--gain-map", "Map gains into 0..4, e.g. '-1:0,5:4'.", metavar="SPEC")
 #: What every import into a study passes on to its importer, named alike.
 IMPORT_KEYWORDS = ("study_id", "allow_unknown_ids", "actor")
 
@@ -284,8 +322,8 @@ IMPORT_KEYWORDS = ("study_id", "allow_unknown_ids", "actor")
 @import_group.command("qrels")
 @study_options
 @path_argument
-@click.option("--annotator", default=None, help="Annotator of the labels (default qrels:<file>).")
-@click.option("--complete", is_flag=True, help="Declare every qrels query's population complete.")
+@option("--annotator", "Annotator of the labels (default qrels:<file>).")
+@option("--complete", "Declare every qrels query's population complete.", flag=True)
 @gain_map_option
 @unknown_ids_option
 @import_options
@@ -302,11 +340,14 @@ def import_qrels_command(a: Args) -> None:
 @import_group.command("run")
 @study_options
 @path_argument
-@click.option("--k", type=click.IntRange(1, MAX_K), required=True, help="The run's cutoff depth.")
-@click.option("--name", default=None, help="Run name (default: the run tag, or the file name).")
-@click.option("--corpus-fingerprint", default=None, help="Fingerprint of the corpus searched.")
-@click.option("--partial-scan", is_flag=True,
-              help="The retrieval did not scan the whole corpus (every metric unavailable).")
+@option("--k", "The run's cutoff depth.", type=click.IntRange(1, MAX_K), required=True)
+@option("--name", "Run name (default: the run tag, or the file name).")
+@option("--corpus-fingerprint", "Fingerprint of the corpus searched.")
+@option(
+    "--partial-scan",
+    "The retrieval did not scan the whole corpus (every metric unavailable).",
+    flag=True,
+)
 @unknown_ids_option
 @import_options
 @takes_args
@@ -321,13 +362,15 @@ def import_run_command(a: Args) -> None:
 @import_group.command("beir")
 @study_options
 @click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--split", "splits", multiple=True,
-              help="Import only these qrels splits (repeatable; default: all qrels/*.tsv).")
-@click.option("--complete", is_flag=True, help="Declare every judged query's population complete.")
+@option(
+    "--split splits",
+    "Import only these qrels splits (repeatable; default: all qrels/*.tsv).",
+    multiple=True,
+)
+@option("--complete", "Declare every judged query's population complete.", flag=True)
 @gain_map_option
 @unknown_ids_option
-@click.option("--owner-org", default=None,
-              help="Organisation that owns the new documents (default: the corpus's owner).")
+@option("--owner-org", "Organisation that owns the new documents (default: the corpus's owner).")
 @import_options
 @takes_args
 def import_beir_command(a: Args) -> None:
@@ -342,9 +385,8 @@ def import_beir_command(a: Args) -> None:
 @import_group.command("observations")
 @study_options
 @path_argument
-@click.option("--run", "run_name", default=None,
-              help="Name of the run to store (default: the file name; '' for labels only).")
-@click.option("--annotator", default=None, help="Annotator (default observations:<file>).")
+@option("--run run_name", "Name of the run to store (default: the file name; '' for labels only).")
+@option("--annotator", "Annotator (default observations:<file>).")
 @unknown_ids_option
 @import_options
 @takes_args
@@ -359,13 +401,15 @@ def import_observations_command(a: Args) -> None:
 def _labels_command(fmt: str) -> Callable:
     @study_options
     @path_argument
-    @click.option("--annotator", default=None,
-                  help=f"Annotator for rows without one (default {fmt}:<file>).")
+    @option("--annotator", f"Annotator for rows without one (default {fmt}:<file>).")
     @gain_map_option
     @unknown_ids_option
-    @click.option("--keep-annotators", is_flag=True,
-                  help="Record the annotators, times and sources the file names (you vouch "
-                       "for them); without it a file naming annotators is refused.")
+    @option(
+        "--keep-annotators",
+        "Record the annotators, times and sources the file names (you vouch "
+        "for them); without it a file naming annotators is refused.",
+        flag=True,
+    )
     @import_options
     @takes_args
     def command(a: Args) -> None:
@@ -379,10 +423,12 @@ def _labels_command(fmt: str) -> Callable:
 
 
 import_group.command(
-    "labels-csv", help="CSV with a header: query_id,unit_id,gain[,annotator] (or an exported event log)."
+    "labels-csv",
+    help="CSV with a header: query_id,unit_id,gain[,annotator] (or an exported event log).",
 )(_labels_command("csv"))
 import_group.command(
-    "labels-jsonl", help="One label event per line, as `evalcore export labels --format jsonl` writes."
+    "labels-jsonl",
+    help="One label event per line, as `evalcore export labels --format jsonl` writes.",
 )(_labels_command("jsonl"))
 
 
@@ -396,8 +442,11 @@ def export_group() -> None:
 
 def export_options(fn: Callable) -> Callable:
     """-o, --quiet and --actor: the last options of every export but ``study``."""
-    output = click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-                          default=None, help="Write to this file (default: stdout).")
+    output = option(
+        "-o --output",
+        "Write to this file (default: stdout).",
+        type=click.Path(dir_okay=False, path_type=Path),
+    )
     return output(quiet_option(actor_option(fn)))
 
 
@@ -415,8 +464,7 @@ def _export(a: Args, write: Callable) -> None:
 
 @export_group.command("qrels")
 @study_options
-@click.option("--reference", default=None,
-              help="A frozen reference version (default: the working reference).")
+@option("--reference", "A frozen reference version (default: the working reference).")
 @export_options
 @takes_args
 def export_qrels_command(a: Args) -> None:
@@ -426,13 +474,14 @@ def export_qrels_command(a: Args) -> None:
 
 @export_group.command("labels")
 @study_options
-@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", *TOOL_FORMATS]),
-              default="csv", show_default=True,
-              help="csv/jsonl: every event; quepid/rre/rank-eval: the reference's ratings.")
-@click.option("--reference", default=None,
-              help="quepid/rre/rank-eval: a frozen reference version (default: working).")
-@click.option("--index", default=None,
-              help="rre/rank-eval: the index name written (default: the corpus id).")
+@option(
+    "--format fmt",
+    "csv/jsonl: every event; quepid/rre/rank-eval: the reference's ratings.",
+    shown="csv",
+    choices=["csv", "jsonl", *TOOL_FORMATS],
+)
+@option("--reference", "quepid/rre/rank-eval: a frozen reference version (default: working).")
+@option("--index", "rre/rank-eval: the index name written (default: the corpus id).")
 @export_options
 @takes_args
 def export_labels_command(a: Args) -> None:
@@ -446,10 +495,13 @@ def export_labels_command(a: Args) -> None:
 
 @export_group.command("run")
 @study_options
-@click.option("--run", "run_name", required=True, help="The stored run.")
-@click.option("--scores", type=click.Choice(["auto", "original", "rank"]), default="auto",
-              show_default=True,
-              help="auto: stored scores when TREC tools keep the stored order, else rank-derived.")
+@option("--run run_name", "The stored run.", required=True)
+@option(
+    "--scores",
+    "auto: stored scores when TREC tools keep the stored order, else rank-derived.",
+    shown="auto",
+    choices=["auto", "original", "rank"],
+)
 @export_options
 @takes_args
 def export_run_command(a: Args) -> None:
@@ -463,7 +515,7 @@ def export_run_command(a: Args) -> None:
 @main.command("complete")
 @study_options
 @click.argument("query_ids", nargs=-1, required=True)
-@click.option("--reason", default="", help="Why the population is complete (e.g. 'pooled to 100').")
+@option("--reason", "Why the population is complete (e.g. 'pooled to 100').", default="")
 @actor_option
 @takes_args
 def complete_command(a: Args) -> None:
@@ -486,7 +538,7 @@ def reference_group() -> None:
 
 @reference_group.command("freeze")
 @study_options
-@click.option("--name", required=True, help="Version name, e.g. v1 (never reused).")
+@option("--name", "Version name, e.g. v1 (never reused).", required=True)
 @actor_option
 @takes_args
 def reference_freeze(a: Args) -> None:
@@ -509,7 +561,7 @@ def reference_list(a: Args) -> None:
 
 @reference_group.command("verify")
 @study_options
-@click.option("--name", required=True, help="The frozen version to check.")
+@option("--name", "The frozen version to check.", required=True)
 @actor_option
 @takes_args
 def reference_verify(a: Args) -> None:
@@ -522,7 +574,10 @@ def reference_verify(a: Args) -> None:
         intact = verify_reference(study, a.name)
     which = f"reference {a.name} of study {a.study_id}"
     if not intact:
-        click.echo(f"{which}: rows do NOT match the recorded hash {version.content_hash}; "
-                   "the store was altered outside evalcore", err=True)
+        click.echo(
+            f"{which}: rows do NOT match the recorded hash {version.content_hash}; "
+            "the store was altered outside evalcore",
+            err=True,
+        )
         sys.exit(1)
     click.echo(f"{which}: intact ({version.content_hash})")
