@@ -52,17 +52,7 @@ def _key(args: Args) -> bytes | None:
 
 
 def _counts(summary: ArchiveSummary) -> str:
-    keys = (
-        "queries",
-        "documents",
-        "runs",
-        "results",
-        "label_events",
-        "references",
-        "reports",
-        "members",
-        "audit",
-    )
+    keys = "queries documents runs results label_events references reports members audit".split()
     return ", ".join(f"{summary.rows[f'{k}.jsonl']:,} {k.replace('_', ' ')}" for k in keys)
 
 

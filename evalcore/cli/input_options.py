@@ -78,13 +78,12 @@ def _silence(ctx: click.Context, param: click.Parameter, quiet: bool) -> None:
 
 
 #: ``--quiet``: no progress bar (every command that can run long takes it).
-quiet_option = click.option(
-    "--quiet",
-    "-q",
-    is_flag=True,
+quiet_option = option(
+    "--quiet -q",
+    "Show no progress bar on stderr.",
+    flag=True,
     expose_value=False,
     callback=_silence,
-    help="Show no progress bar on stderr.",
 )
 
 _POSITIVE = click.FloatRange(min=0, min_open=True)
@@ -97,27 +96,22 @@ def limit_options(fn: Callable) -> Callable:
     def wrapper(
         *args: Any, max_document_mib: float | None, max_unpacked_gib: float | None, **kwargs: Any
     ) -> Any:
-        return fn(
-            *args, limits=ReadLimits.from_options(max_document_mib, max_unpacked_gib), **kwargs
-        )
+        limits = ReadLimits.from_options(max_document_mib, max_unpacked_gib)
+        return fn(*args, limits=limits, **kwargs)
 
-    wrapper = click.option(
-        UNPACKED_OPTION,
-        "max_unpacked_gib",
-        type=_POSITIVE,
-        default=None,
-        metavar="GiB",
-        help=f"Refuse a compressed file or zip unpacking to more (default "
+    wrapper = option(
+        f"{UNPACKED_OPTION} max_unpacked_gib",
+        f"Refuse a compressed file or zip unpacking to more (default "
         f"{size_text(MAX_UNPACKED_BYTES, exact=False)}).",
-    )(wrapper)
-    return click.option(
-        DOCUMENT_OPTION,
-        "max_document_mib",
         type=_POSITIVE,
-        default=None,
-        metavar="MiB",
-        help=f"Refuse a document (a record, a line) larger than this (default "
+        metavar="GiB",
+    )(wrapper)
+    return option(
+        f"{DOCUMENT_OPTION} max_document_mib",
+        f"Refuse a document (a record, a line) larger than this (default "
         f"{size_text(MAX_DOCUMENT_BYTES, exact=False)}).",
+        type=_POSITIVE,
+        metavar="MiB",
     )(wrapper)
 
 
@@ -133,16 +127,15 @@ def layout_options(fn: Callable) -> Callable:
             raise click.BadParameter(str(exc), param_hint="--columns") from None
         return fn(*args, layout=layout, **kwargs)
 
-    wrapper = click.option(
+    wrapper = option(
         "--columns",
-        default=None,
-        metavar="A,B,...",
-        help="TSV/CSV without a header: the columns' names in order, e.g. id,title,text "
+        "TSV/CSV without a header: the columns' names in order, e.g. id,title,text "
         "(- skips a column).",
+        metavar="A,B,...",
     )(wrapper)
-    return click.option(
+    return option(
         "--no-header",
-        is_flag=True,
-        help="TSV/CSV: the first line is data, read as id, text (a file whose first line "
+        "TSV/CSV: the first line is data, read as id, text (a file whose first line "
         "names no column is read so anyway, and the output says so).",
+        flag=True,
     )(wrapper)

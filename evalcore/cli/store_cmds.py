@@ -68,27 +68,20 @@ _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
 path_argument = click.argument("path", type=_FILE)
 
 
-def db_option(fn: Callable) -> Callable:
-    return option(
-        "--db db_path",
-        "The store (created with `evalcore init`).",
-        type=EXISTING_STORE,
-        required=True,
-    )(fn)
+db_option = option(
+    "--db db_path", "The store (created with `evalcore init`).", required=True, type=EXISTING_STORE
+)
+actor_option = option(
+    "--actor",
+    "Who does this (recorded in the audit log).",
+    default=default_actor,
+    show_default="the current user",
+)
 
 
 def study_options(fn: Callable) -> Callable:
     """--db and --study: the options of every command on one study."""
     return db_option(option("--study study_id", "The study id.", required=True)(fn))
-
-
-def actor_option(fn: Callable) -> Callable:
-    return option(
-        "--actor",
-        "Who does this (recorded in the audit log).",
-        default=default_actor,
-        show_default="the current user",
-    )(fn)
 
 
 def import_options(fn: Callable) -> Callable:
@@ -102,6 +95,10 @@ def fail(lines: list[str], summary: str) -> None:
         click.echo(line, err=True)
     click.echo(summary, err=True)
     sys.exit(2)
+
+
+#: The store's errors whose message names the unknown study, run or reference, or the refusal.
+NAMED_ERRORS = (StudyNotFoundError, RunNotFoundError, ReferenceNotFoundError, ExportRefusedError)
 
 
 @contextmanager
@@ -139,13 +136,7 @@ def store(
             [f"error: {m}" for m in validation_messages(exc)],
             f"evalcore {command}: nothing was written",
         )
-    except (
-        StudyNotFoundError,
-        RunNotFoundError,
-        ReferenceNotFoundError,
-        ExportRefusedError,
-        ValueError,
-    ) as exc:
+    except (*NAMED_ERRORS, ValueError) as exc:
         fail([f"error: {clipped(str(exc))}"], f"evalcore {command}: nothing was written")
     except PermissionDenied as exc:
         click.echo(f"refused: {exc}", err=True)
