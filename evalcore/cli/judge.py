@@ -31,41 +31,36 @@ from evalcore.io.progress import reporter
 KEY_VARIABLE = "RELEVANCE_LEDGER_JUDGE_KEY"
 
 
-def _plan_lines(
-    plan: JudgePlan, endpoint: str, model: str, key_env: str, has_key: bool
-) -> list[str]:
-    lines = [
+def _print_plan(plan: JudgePlan, a: Args, has_key: bool) -> None:
+    click.echo(
         f"{plan.n_unknown} unknown pooled unit(s) in study {plan.study_id}; "
         f"{plan.n_judged} already judged by {plan.source}"
-    ]
-    for reason, n in sorted(plan.withheld.items()):
-        lines.append(f"  {n} not sent: {reason}")
-    if plan.n_beyond_limit:
-        lines.append(f"  {plan.n_beyond_limit} left for a later run (--limit)")
-    lines.append(
-        f"{len(plan.units)} call(s) to {endpoint.rstrip('/')}/chat/completions, model "
-        f"{model}, documents cut at {DOCUMENT_CHARS} characters; "
-        + (f"key from {key_env}" if has_key else f"no key ({key_env} is not set)")
     )
-    return lines
+    for reason, n in sorted(plan.withheld.items()):
+        click.echo(f"  {n} not sent: {reason}")
+    if plan.n_beyond_limit:
+        click.echo(f"  {plan.n_beyond_limit} left for a later run (--limit)")
+    key = f"key from {a.key_env}" if has_key else f"no key ({a.key_env} is not set)"
+    click.echo(
+        f"{len(plan.units)} call(s) to {a.endpoint.rstrip('/')}/chat/completions, model "
+        f"{a.model}, documents cut at {DOCUMENT_CHARS} characters; {key}"
+    )
 
 
-def _summary_lines(summary: JudgeSummary, source: str) -> list[str]:
-    lines = [
-        f"calls made: {summary.calls} ({summary.requests} HTTP request(s) with retries)",
-        f"answers stored: {summary.stored} as automatic judgments of {source} (not evidence)",
-    ]
-    failed = sum(summary.failures.values())
-    lines.append(f"failures: {failed}")
+def _print_summary(summary: JudgeSummary, source: str) -> None:
+    click.echo(f"calls made: {summary.calls} ({summary.requests} HTTP request(s) with retries)")
+    click.echo(
+        f"answers stored: {summary.stored} as automatic judgments of {source} (not evidence)"
+    )
+    click.echo(f"failures: {sum(summary.failures.values())}")
     for reason, n in sorted(summary.failures.items()):
-        lines.append(f"  {n} {reason}")
-    lines.append(f"time: {summary.seconds:.1f} s")
+        click.echo(f"  {n} {reason}")
+    click.echo(f"time: {summary.seconds:.1f} s")
     if summary.stopped:
-        lines.append(
+        click.echo(
             f"stopped early: {summary.stopped}; run the same command again to "
             "continue where it stopped"
         )
-    return lines
 
 
 def _interactive() -> bool:
@@ -137,8 +132,7 @@ def judge_command(a: Args) -> None:
     key = os.environ.get(a.key_env) or None
     with store(a) as db:
         plan = plan_judging(db, source=name, **a.pick("study_id", "actor", "limit"))
-        for line in _plan_lines(plan, a.endpoint, a.model, a.key_env, key is not None):
-            click.echo(line)
+        _print_plan(plan, a, key is not None)
         if not plan.units:
             click.echo("nothing to judge")
             return
@@ -157,7 +151,6 @@ def judge_command(a: Args) -> None:
         client = ChatClient(key=key, bucket=TokenBucket(a.rate), **settings)
         summary = run_judging(db, plan, client, **a.pick("actor", "grades", "workers"))
         reporter().done()
-        for line in _summary_lines(summary, name):
-            click.echo(line)
+        _print_summary(summary, name)
     if summary.stopped or summary.failures:
         sys.exit(1)

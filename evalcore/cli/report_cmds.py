@@ -177,13 +177,8 @@ def report_command(a: Args) -> None:
         require_study_view(db, author, a.study)
         handle = open_study(db, a.study, author)
         if a.stored is not None:
-            if (
-                runs is not None
-                or a.accept_unverified
-                or a.measures
-                or spec.kind != "all"
-                or a.sample_name is not None
-            ):
+            runs_options = a.accept_unverified or a.measures or spec.kind != "all"
+            if runs_options or runs is not None or a.sample_name is not None:
                 _fail(
                     "give either --stored (export a stored report) or --runs "
                     "(with --accept-unverified, -m, --queries, --sample), not both"
@@ -221,14 +216,11 @@ def report_command(a: Args) -> None:
     finally:
         db.conn.close()
     kind = _infer_format(out, a.fmt)
-    if kind == "html":
-        text = render_html(report, include_internal=a.include_internal)
-    elif kind == "json":
-        text = render_json(report, include_internal=a.include_internal)
-    elif kind == "csv":
-        text = render_csv(report)
+    if kind in ("html", "json"):
+        render = render_html if kind == "html" else render_json
+        text = render(report, include_internal=a.include_internal)
     else:
-        text = render_verdicts_csv(report)
+        text = (render_csv if kind == "csv" else render_verdicts_csv)(report)
     # via a temporary file (a failure leaves no partial file), no more readable than the store
     with atomic_writer(out, newline="", mode=private_mode(a.db_path)) as target:
         target.write(text)
