@@ -15,10 +15,10 @@ import click
 from evalcore.cli import main
 from evalcore.cli.input_options import Args, layout_options, option, takes_args
 from evalcore.cli.store_cmds import (
-    IMPORT_KEYWORDS,
     actor_option,
     gain_map,
     gain_map_option,
+    import_file,
     import_group,
     import_options,
     path_argument,
@@ -29,7 +29,6 @@ from evalcore.cli.store_cmds import (
 )
 from evalcore.io.documents import DOCUMENT_FORMATS, DocumentFields
 from evalcore.io.queries import QUERY_FORMATS, QueryFields
-from evalcore.io.text_lines import read_source
 from evalcore.io.tool_labels import TOOL_FORMATS
 from evalcore.store.imports.automatic_labels import (
     AUTOMATIC_FORMATS,
@@ -152,14 +151,8 @@ def import_tool_labels_command(a: Args) -> None:
             check_source_name(a.automatic)
         except ValueError as error:
             raise click.BadParameter(str(error), param_hint="--automatic") from None
-        with store(a, command="import labels --automatic") as db:
-            source = read_source(a.path, limits=a.limits)
-            given = a.pick(*IMPORT_KEYWORDS)
-            report_import(
-                import_automatic_labels(
-                    db, source, name=a.automatic, format=a.fmt, gain_map=mapping, **given
-                )
-            )
+        given = {"name": a.automatic, "format": a.fmt, "gain_map": mapping}
+        import_file(a, import_automatic_labels, command="import labels --automatic", **given)
         return
     if a.fmt not in TOOL_FORMATS:
         raise click.BadParameter(
@@ -168,10 +161,8 @@ def import_tool_labels_command(a: Args) -> None:
             "`import labels-jsonl`",
             param_hint="--format",
         )
-    with store(a, command=f"import labels --format {a.fmt}") as db:
-        source = read_source(a.path, limits=a.limits)
-        given = a.pick(*IMPORT_KEYWORDS, "fmt", "annotator")
-        report_import(import_tool_labels(db, source, gain_map=mapping, **given))
+    command = f"import labels --format {a.fmt}"
+    import_file(a, import_tool_labels, "fmt", "annotator", command=command, gain_map=mapping)
 
 
 @main.group("query")

@@ -8,9 +8,10 @@ an unknown study, run or reference (named, with the known ones).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 import sqlite_utils
@@ -160,6 +161,21 @@ def report_import(summary: ImportSummary) -> None:
     reporter().done()
     for line in summary.lines():
         click.echo(line)
+
+
+def import_file(
+    a: Args,
+    importer: Callable,
+    *names: str,
+    fields: Sequence[str] = (),
+    command: str | None = None,
+    **given: Any,
+) -> None:
+    """Read the file ``a.path`` and import it with ``importer``, which takes
+    :data:`IMPORT_KEYWORDS` and ``names`` from ``a``, and ``given``; print the summary."""
+    with store(a, command=command) as db:
+        source = read_source(a.path, limits=a.limits, fields=fields)
+        report_import(importer(db, source, **a.pick(*IMPORT_KEYWORDS, *names), **given))
 
 
 # --- init / study ---------------------------------------------------------------------------
@@ -322,10 +338,7 @@ IMPORT_KEYWORDS = ("study_id", "allow_unknown_ids", "actor")
 def import_qrels_command(a: Args) -> None:
     """TREC qrels (query_id iteration doc_id gain) -> label events; plain or compressed."""
     mapping = gain_map(a)
-    with store(a) as db:
-        source = read_source(a.path, limits=a.limits, fields=QRELS_FIELDS)
-        given = a.pick(*IMPORT_KEYWORDS, "annotator", "complete")
-        report_import(import_qrels(db, source, gain_map=mapping, **given))
+    import_file(a, import_qrels, "annotator", "complete", fields=QRELS_FIELDS, gain_map=mapping)
 
 
 @import_group.command("run")
@@ -344,10 +357,8 @@ def import_qrels_command(a: Args) -> None:
 @takes_args
 def import_run_command(a: Args) -> None:
     """TREC run (query_id Q0 doc_id rank score tag) -> a stored run; plain or compressed."""
-    with store(a) as db:
-        source = read_source(a.path, limits=a.limits, fields=RUN_FIELDS)
-        given = a.pick(*IMPORT_KEYWORDS, "k", "name", "corpus_fingerprint")
-        report_import(import_run(db, source, scan_complete=not a.partial_scan, **given))
+    names = ("k", "name", "corpus_fingerprint")
+    import_file(a, import_run, *names, fields=RUN_FIELDS, scan_complete=not a.partial_scan)
 
 
 @import_group.command("beir")
@@ -383,10 +394,7 @@ def import_beir_command(a: Args) -> None:
 @takes_args
 def import_observations_command(a: Args) -> None:
     """Observation JSONL -> queries, a run, label events and completeness claims."""
-    with store(a) as db:
-        source = read_source(a.path, limits=a.limits)
-        given = a.pick(*IMPORT_KEYWORDS, "run_name", "annotator")
-        report_import(import_observations(db, source, **given))
+    import_file(a, import_observations, "run_name", "annotator")
 
 
 def _labels_command(fmt: str) -> Callable:
@@ -405,10 +413,8 @@ def _labels_command(fmt: str) -> Callable:
     @takes_args
     def command(a: Args) -> None:
         mapping = gain_map(a)
-        with store(a) as db:
-            source = read_source(a.path, limits=a.limits)
-            given = a.pick(*IMPORT_KEYWORDS, "annotator", "keep_annotators")
-            report_import(import_labels(db, source, format=fmt, gain_map=mapping, **given))
+        names = ("annotator", "keep_annotators")
+        import_file(a, import_labels, *names, format=fmt, gain_map=mapping)
 
     return command
 
