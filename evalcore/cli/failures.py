@@ -22,17 +22,8 @@ from evalcore.store import dialect
 DEBUG_ENV = "EVALCORE_DEBUG"
 
 #: OSErrors caused by a path the user gave (bad input, exit 2); the rest are the environment's.
-_BAD_PATH_ERRNOS = frozenset(
-    {
-        errno.ENOENT,
-        errno.EEXIST,
-        errno.EISDIR,
-        errno.ENOTDIR,
-        errno.ENAMETOOLONG,
-        errno.EINVAL,
-        errno.ELOOP,
-    }
-)
+_BAD_PATH_ERRNOS = frozenset({errno.ENOENT, errno.EEXIST, errno.EISDIR, errno.ENOTDIR, errno.ENAMETOOLONG,
+                              errno.EINVAL, errno.ELOOP})
 
 _DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
 
@@ -45,11 +36,8 @@ def _os_error(exc: OSError) -> tuple[str, int]:
     where = f" {exc.filename}" if exc.filename is not None else ""
     reason = exc.strerror or str(exc) or type(exc).__name__
     if exc.errno in _DISK_ERRNOS:
-        return (
-            f"cannot write{where}: {reason}; free some disk space (or write elsewhere) "
-            "and run the command again; nothing partial was kept",
-            1,
-        )
+        return (f"cannot write{where}: {reason}; free some disk space (or write elsewhere) "
+                "and run the command again; nothing partial was kept", 1)
     if exc.errno in _BAD_PATH_ERRNOS:
         return f"cannot use{where}: {reason}; check the path", 2
     if isinstance(exc, PermissionError) and exc.errno is None:
@@ -62,29 +50,18 @@ def _sqlite_error(exc: Exception) -> tuple[str, int]:
     text = str(exc)
     state = getattr(exc, "sqlstate", None)
     if state is None and not isinstance(exc, sqlite3.Error) and "connection" in text:
-        return (
-            f"cannot connect to the PostgreSQL store: {text}; check the --db URL and that "
-            "the server is running",
-            2,
-        )
+        return (f"cannot connect to the PostgreSQL store: {text}; check the --db URL and that "
+                "the server is running", 2)
     if "full" in text or state == "53100":
-        return (
-            f"the store could not be written: {text}; free some disk space and run the "
-            "command again (the interrupted transaction was rolled back)",
-            1,
-        )
+        return (f"the store could not be written: {text}; free some disk space and run the "
+                "command again (the interrupted transaction was rolled back)", 1)
     if dialect.is_busy(exc):
-        return (
-            f"the store is busy: {text}; another process holds its write lock, try again "
-            "in a moment",
-            1,
-        )
-    if isinstance(exc, sqlite3.DatabaseError) and ("not a database" in text or "malformed" in text):
-        return (
-            f"--db is not a usable evidence store: {text}; check the path (create one with "
-            "`evalcore init`, restore a backup if it is damaged)",
-            2,
-        )
+        return (f"the store is busy: {text}; another process holds its write lock, try again "
+                "in a moment", 1)
+    if isinstance(exc, sqlite3.DatabaseError) and ("not a database" in text
+                                                   or "malformed" in text):
+        return (f"--db is not a usable evidence store: {text}; check the path (create one with "
+                "`evalcore init`, restore a backup if it is damaged)", 2)
     return f"the store reported an error: {text}; check --db and try again", 1
 
 
@@ -94,10 +71,8 @@ def report_failure(command: str, exc: Exception) -> int:
         for line in str(exc).splitlines():
             click.echo(line, err=True)
         at_least = "at least " if exc.stopped else ""
-        click.echo(
-            f"evalcore {command}: {at_least}{exc.total} input error(s); nothing was written",
-            err=True,
-        )
+        click.echo(f"evalcore {command}: {at_least}{exc.total} input error(s); nothing was "
+                   "written", err=True)
         return 2
     if isinstance(exc, OSError):
         message, status = _os_error(exc)
@@ -112,14 +87,10 @@ def report_failure(command: str, exc: Exception) -> int:
     elif isinstance(exc, MemoryError):
         message, status = "out of memory; the input is too large for this machine", 1
     else:
-        click.echo(
-            f"error: evalcore {command} stopped on an unexpected "
-            f"{type(exc).__name__}: {str(exc)[:300]}",
-            err=True,
-        )
-        click.echo(
-            f"this is a bug; rerun with {DEBUG_ENV}=1 to see the traceback and report it", err=True
-        )
+        click.echo(f"error: evalcore {command} stopped on an unexpected "
+                   f"{type(exc).__name__}: {str(exc)[:300]}", err=True)
+        click.echo(f"this is a bug; rerun with {DEBUG_ENV}=1 to see the traceback and report it",
+                   err=True)
         return 1
     click.echo(f"error: {clipped(message)[:2000]}", err=True)
     return status

@@ -19,9 +19,8 @@ class StoreLocation(click.Path):
     def __init__(self, *, exists: bool) -> None:
         super().__init__(exists=exists, dir_okay=False, path_type=Path)
 
-    def convert(
-        self, value: object, param: click.Parameter | None, ctx: click.Context | None
-    ) -> str | Path:
+    def convert(self, value: object, param: click.Parameter | None,
+                ctx: click.Context | None) -> str | Path:
         # imported here: evaluate from files (no --db) loads nothing of the store
         from evalcore.store.location import is_postgres_url
 

@@ -24,13 +24,8 @@ from evalcore.store.study_handle import open_study
 
 
 def choose_store_source(
-    *,
-    db: Path | None,
-    study: str | None,
-    run: Path | None,
-    reference: str | None,
-    file_options: list[str],
-    actor: str | None = None,
+    *, db: Path | None, study: str | None, run: Path | None, reference: str | None,
+    file_options: list[str], actor: str | None = None,
 ) -> Callable[[EvalProtocol, tuple[Measure, ...] | None], EvalInput]:
     """Check the store options; return the loader (``--run`` is a run name here)."""
     if db is None:
@@ -44,9 +39,8 @@ def choose_store_source(
         )
     missing = [n for n, v in (("--study", study), ("--run", run)) if v is None]
     if missing:
-        raise click.UsageError(
-            f"--db needs {' and '.join(missing)} as well (--run names a stored run)"
-        )
+        raise click.UsageError(f"--db needs {' and '.join(missing)} as well (--run names a "
+                               "stored run)")
     assert study is not None and run is not None
     return lambda protocol, measures: store_source(
         db, study, str(run), reference, protocol, measures, actor=actor
@@ -99,21 +93,18 @@ def store_source(
     stored = run.columns.run.k if run.columns.query_ids else depth
     if depth > stored:
         deeper = ", ".join(str(m) for m in measures or () if m.k is not None and m.k > stored)
-        raise InputErrors(
-            [
-                InputError(
-                    file=str(db_path),
-                    field="-m",
-                    message=f"run {run_name!r} was stored to depth {stored}; {deeper} would need "
-                    "ranks that were never retrieved",
-                    hint=f"use cutoffs up to {stored}, or store a deeper run",
-                )
-            ]
-        )
+        raise InputErrors([InputError(
+            file=str(db_path), field="-m",
+            message=f"run {run_name!r} was stored to depth {stored}; {deeper} would need "
+            "ranks that were never retrieved",
+            hint=f"use cutoffs up to {stored}, or store a deeper run",
+        )])
     return EvalInput(run.packed(depth), run.diagnostics)
 
 
-def with_study_settings(db_path: Path, study: str | None, protocol: EvalProtocol) -> EvalProtocol:
+def with_study_settings(
+    db_path: Path, study: str | None, protocol: EvalProtocol
+) -> EvalProtocol:
     """The protocol with the study's threshold and gain where the options were left at default."""
     ctx = click.get_current_context()
     from evalcore.store.connection import open_store
@@ -129,9 +120,6 @@ def with_study_settings(db_path: Path, study: str | None, protocol: EvalProtocol
     if settings is None:
         return protocol
     declared = settings.protocol()
-    defaults = [
-        field
-        for field in ("relevance_threshold", "gain")
-        if ctx.get_parameter_source(field) is ParameterSource.DEFAULT
-    ]
+    defaults = [field for field in ("relevance_threshold", "gain")
+                if ctx.get_parameter_source(field) is ParameterSource.DEFAULT]
     return protocol.model_copy(update={field: getattr(declared, field) for field in defaults})
