@@ -15,7 +15,7 @@ from evalcore.access.identity import normalise_user_id
 from evalcore.access.organisations import ORG_ROLES
 from evalcore.access.roles import ROLES
 from evalcore.cli import main
-from evalcore.cli.input_options import Args, option, takes_args
+from evalcore.cli.input_options import Args, command, option
 from evalcore.cli.store_cmds import actor_option, db_option, store, study_options
 from evalcore.store.members import (
     add_member,
@@ -37,7 +37,7 @@ def members_group() -> None:
     """Who may do what in a study (roles) and which organisations people belong to."""
 
 
-@members_group.command("add")
+@command(members_group, "add")
 @study_options
 @option("--user", "The person's e-mail address or sign-in subject.", required=True)
 @option(
@@ -49,7 +49,6 @@ def members_group() -> None:
 )
 @option("--name display_name", "A display name.", default="")
 @actor_option
-@takes_args
 def members_add(a: Args) -> None:
     """Give USER a role in the study (the first member, a lead, turns team mode on)."""
     with store(a, refused="changed") as db:
@@ -62,11 +61,10 @@ def members_add(a: Args) -> None:
         click.echo(f"study {a.study_id} is now in team mode: every action needs a role")
 
 
-@members_group.command("remove")
+@command(members_group, "remove")
 @study_options
 @option("--user", required=True)
 @actor_option
-@takes_args
 def members_remove(a: Args) -> None:
     """Remove USER from the study (the last lead cannot be removed)."""
     with store(a, refused="changed") as db:
@@ -78,10 +76,9 @@ def members_remove(a: Args) -> None:
     )
 
 
-@members_group.command("list")
+@command(members_group, "list")
 @study_options
 @actor_option
-@takes_args
 def members_list(a: Args) -> None:
     """The study's members and their roles (leads first)."""
     with store(a, read=True, refused="changed") as db:
@@ -94,7 +91,7 @@ def members_list(a: Args) -> None:
         click.echo(f"{m.role:9} {m.user_id}{name}  granted by {m.granted_by} at {m.granted_at}")
 
 
-@members_group.command("add-org")
+@command(members_group, "add-org")
 @db_option
 @option("--user", required=True)
 @option("--org org_id", "The organisation id.", required=True)
@@ -106,7 +103,6 @@ def members_list(a: Args) -> None:
     choices=ORG_ROLES,
 )
 @actor_option
-@takes_args
 def members_add_org(a: Args) -> None:
     """Add USER to an organisation, or change their role in it (admins add members, owners
     grant admin and owner)."""
@@ -117,12 +113,11 @@ def members_add_org(a: Args) -> None:
     click.echo(f"{user} {'is now' if changed else 'already was'} {now} of organisation {a.org_id}")
 
 
-@members_group.command("remove-org")
+@command(members_group, "remove-org")
 @db_option
 @option("--user", required=True)
 @option("--org org_id", "The organisation id.", required=True)
 @actor_option
-@takes_args
 def members_remove_org(a: Args) -> None:
     """Remove USER from an organisation (the last owner cannot be removed)."""
     with store(a, refused="changed") as db:
@@ -134,7 +129,7 @@ def members_remove_org(a: Args) -> None:
     )
 
 
-@members_group.command("list-org")
+@command(members_group, "list-org")
 @db_option
 @option(
     "--org org_id",
@@ -142,7 +137,6 @@ def members_remove_org(a: Args) -> None:
     "your organisations and your role in each.",
 )
 @actor_option
-@takes_args
 def members_list_org(a: Args) -> None:
     """An organisation's members and roles (owners first), or your organisations."""
     with store(a, refused="changed") as db:
@@ -159,10 +153,9 @@ def members_list_org(a: Args) -> None:
         click.echo(f"{m.role:6} {m.user_id}{name}  granted by {m.granted_by} at {m.granted_at}")
 
 
-@members_group.command("studies")
+@command(members_group, "studies")
 @db_option
 @actor_option
-@takes_args
 def members_studies(a: Args) -> None:
     """The studies ACTOR may see, with their mode and ACTOR's role."""
     with store(a) as db:
@@ -177,11 +170,10 @@ def document_group() -> None:
     """Read documents of a study's corpus (organisation scoping applies)."""
 
 
-@document_group.command("show")
+@command(document_group, "show")
 @study_options
 @click.argument("doc_id")
 @actor_option
-@takes_args
 def document_show(a: Args) -> None:
     """Print the document's title and text, if ACTOR may read it."""
     with store(a, read=True, refused="changed") as db:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from evalcore.cli.input_options import Args, option, quiet_option, takes_args
+from evalcore.cli.input_options import Args, command, option, quiet_option
 from evalcore.cli.store_cmds import (
     actor_option,
     db_option,
@@ -56,7 +56,7 @@ def _counts(summary: ArchiveSummary) -> str:
     return ", ".join(f"{summary.rows[f'{k}.jsonl']:,} {k.replace('_', ' ')}" for k in keys)
 
 
-@export_group.command("study")
+@command(export_group, "study")
 @study_options
 @option(
     "--out",
@@ -67,7 +67,6 @@ def _counts(summary: ArchiveSummary) -> str:
 @_signing_key
 @quiet_option
 @actor_option
-@takes_args
 def export_study_command(a: Args) -> None:
     """Everything of a study in one versioned archive (needs the lead role); signed with the
     organisation's key when one is given."""
@@ -100,7 +99,7 @@ def export_study_command(a: Args) -> None:
         )
 
 
-@import_group.command("study")
+@command(import_group, "study")
 @db_option
 @option(
     "--in archive_path",
@@ -117,7 +116,6 @@ def export_study_command(a: Args) -> None:
     flag=True,
 )
 @import_options
-@takes_args
 def import_study_command(a: Args) -> None:
     """Restore a study archive into a store, all or nothing; --actor becomes its lead."""
     key = _key(a)

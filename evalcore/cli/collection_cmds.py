@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 
 from evalcore.cli import main
-from evalcore.cli.input_options import Args, layout_options, option, takes_args
+from evalcore.cli.input_options import Args, command, layout_options, option
 from evalcore.cli.store_cmds import (
     actor_option,
     gain_map,
@@ -61,7 +61,7 @@ def _record_options(formats: tuple[str, ...], format_help: str) -> Callable:
     return decorate
 
 
-@import_group.command("documents")
+@command(import_group, "documents")
 @study_options
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
 @_record_options(DOCUMENT_FORMATS, "auto: from the name (a folder or .gz is TREC).")
@@ -69,7 +69,6 @@ def _record_options(formats: tuple[str, ...], format_help: str) -> Callable:
 @option("--owner-org", "The organisation that owns the new documents (what lexical runs may see).")
 @layout_options
 @import_options
-@takes_args
 def import_documents_command(a: Args) -> None:
     """Documents (JSONL, TSV, CSV, TREC <DOC> files or a folder of them) -> the corpus."""
     fields = DocumentFields(id=a.id_field, text=a.text_field, title=a.title_field)
@@ -78,7 +77,7 @@ def import_documents_command(a: Args) -> None:
         report_import(import_documents(db, a.path, fields=fields, **given))
 
 
-@import_group.command("queries")
+@command(import_group, "queries")
 @study_options
 @path_argument
 @_record_options(QUERY_FORMATS, "trec: TREC topics (<top> <num> <title> <desc> <narr>).")
@@ -95,7 +94,6 @@ def import_documents_command(a: Args) -> None:
 )
 @layout_options
 @import_options
-@takes_args
 def import_queries_command(a: Args) -> None:
     """Queries or TREC topics (with their information need) -> the study's queries."""
     fields = QueryFields(
@@ -109,7 +107,7 @@ def import_queries_command(a: Args) -> None:
         report_import(import_queries(db, a.path, fields=fields, **given))
 
 
-@import_group.command("labels")
+@command(import_group, "labels")
 @study_options
 @path_argument
 @option(
@@ -130,7 +128,6 @@ def import_queries_command(a: Args) -> None:
 @gain_map_option
 @unknown_ids_option
 @import_options
-@takes_args
 def import_tool_labels_command(a: Args) -> None:
     """Judgments from Quepid, RRE or _rank_eval -> label events; or, with --automatic,
     a judge's labels (qrels, CSV, JSONL) stored apart from human labels."""
@@ -178,11 +175,10 @@ def need_group() -> None:
 _query_option = option("--query query_id", "The query id.", required=True)
 
 
-@need_group.command("show")
+@command(need_group, "show")
 @study_options
 @_query_option
 @actor_option
-@takes_args
 def need_show(a: Args) -> None:
     """Print the query's information need as JSON."""
     with store(a, read=True) as db:
@@ -190,13 +186,12 @@ def need_show(a: Args) -> None:
         click.echo(need.model_dump_json())
 
 
-@need_group.command("set")
+@command(need_group, "set")
 @study_options
 @_query_option
 @option("--description", "The description (default: unchanged).")
 @option("--narrative", "The narrative (default: unchanged).")
 @actor_option
-@takes_args
 def need_set(a: Args) -> None:
     """Set a query's information need (lead only; recorded in the audit log)."""
     with store(a, read=True) as db:

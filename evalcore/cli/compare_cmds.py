@@ -14,7 +14,7 @@ import json
 import click
 
 from evalcore.cli import main
-from evalcore.cli.input_options import Args, option, takes_args
+from evalcore.cli.input_options import Args, command, option
 from evalcore.cli.report_cmds import _fail, checked_inputs, level_option, queries_option
 from evalcore.cli.store_cmds import actor_option, store
 from evalcore.cli.store_location import NEW_OR_EXISTING_STORE
@@ -66,7 +66,7 @@ def _json_output(pc, record, estimates, lines) -> dict:  # type: ignore[no-untyp
     return output
 
 
-@main.command("compare")
+@command(main, "compare")
 @option(
     "--db db_path",
     "The evidence store (a file or a postgresql:// URL).",
@@ -112,7 +112,6 @@ def _json_output(pc, record, estimates, lines) -> dict:  # type: ignore[no-untyp
     metavar="NAME",
 )
 @actor_option
-@takes_args
 def compare_command(a: Args) -> None:
     """The bottom line of a candidate run against the baseline, then the details."""
     from evalcore.analysis.decision import stored_pair

@@ -31,16 +31,6 @@ class Args(SimpleNamespace):
         return {name: getattr(self, name) for name in names}
 
 
-def takes_args(handler: Callable[[Args], None]) -> Callable[..., None]:
-    """A click callback calling ``handler`` with its keyword values as one :class:`Args`."""
-
-    @functools.wraps(handler)
-    def callback(**params: Any) -> None:
-        handler(Args(**params))
-
-    return callback
-
-
 def command_name() -> str:
     """The command path the user typed, without the program's name (``import qrels``)."""
     ctx: click.Context | None = click.get_current_context()
@@ -90,52 +80,63 @@ _POSITIVE = click.FloatRange(min=0, min_open=True)
 
 
 def limit_options(fn: Callable) -> Callable:
-    """``--max-document-mib`` and ``--max-unpacked-gib``, given to ``fn`` as ``limits``."""
-
-    @functools.wraps(fn)
-    def wrapper(
-        *args: Any, max_document_mib: float | None, max_unpacked_gib: float | None, **kwargs: Any
-    ) -> Any:
-        limits = ReadLimits.from_options(max_document_mib, max_unpacked_gib)
-        return fn(*args, limits=limits, **kwargs)
-
-    wrapper = option(
+    """``--max-document-mib`` and ``--max-unpacked-gib`` (the handler's ``limits``)."""
+    fn = option(
         f"{UNPACKED_OPTION} max_unpacked_gib",
         f"Refuse a compressed file or zip unpacking to more (default "
         f"{size_text(MAX_UNPACKED_BYTES, exact=False)}).",
         type=_POSITIVE,
         metavar="GiB",
-    )(wrapper)
+    )(fn)
     return option(
         f"{DOCUMENT_OPTION} max_document_mib",
         f"Refuse a document (a record, a line) larger than this (default "
         f"{size_text(MAX_DOCUMENT_BYTES, exact=False)}).",
         type=_POSITIVE,
         metavar="MiB",
-    )(wrapper)
+    )(fn)
 
 
 def layout_options(fn: Callable) -> Callable:
-    """``--no-header`` and ``--columns``, given to ``fn`` as ``layout``."""
-    from evalcore.io.records import Layout
-
-    @functools.wraps(fn)
-    def wrapper(*args: Any, no_header: bool, columns: str | None, **kwargs: Any) -> Any:
-        try:
-            layout = Layout.from_options(no_header, columns)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--columns") from None
-        return fn(*args, layout=layout, **kwargs)
-
-    wrapper = option(
+    """``--no-header`` and ``--columns`` (the handler's ``layout``)."""
+    fn = option(
         "--columns",
         "TSV/CSV without a header: the columns' names in order, e.g. id,title,text "
         "(- skips a column).",
         metavar="A,B,...",
-    )(wrapper)
+    )(fn)
     return option(
         "--no-header",
         "TSV/CSV: the first line is data, read as id, text (a file whose first line "
         "names no column is read so anyway, and the output says so).",
         flag=True,
-    )(wrapper)
+    )(fn)
+
+
+def _args(params: dict[str, Any]) -> Args:
+    """The parsed values as :class:`Args`, the layout and read limits options made one value."""
+    if "no_header" in params:
+        from evalcore.io.records import Layout
+
+        try:
+            params["layout"] = Layout.from_options(params.pop("no_header"), params.pop("columns"))
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--columns") from None
+    if "max_document_mib" in params:
+        document, unpacked = params.pop("max_document_mib"), params.pop("max_unpacked_gib")
+        params["limits"] = ReadLimits.from_options(document, unpacked)
+    return Args(**params)
+
+
+def command(group: click.Group, name: str, **settings: Any) -> Callable:
+    """Register ``handler(args)`` as command ``name`` of ``group`` (``settings``: click's): it
+    is called with the parsed options and arguments as one :class:`Args`."""
+
+    def register(handler: Callable[[Args], None]) -> click.Command:
+        @functools.wraps(handler)  # with the options the handler's decorators declared
+        def callback(**params: Any) -> None:
+            handler(_args(params))
+
+        return group.command(name, **settings)(callback)
+
+    return register

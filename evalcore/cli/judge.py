@@ -22,7 +22,7 @@ from evalcore.annotation.judge import (
 )
 from evalcore.annotation.judge_prompt import DOCUMENT_CHARS, GRADES
 from evalcore.cli import main
-from evalcore.cli.input_options import Args, option, quiet_option, takes_args
+from evalcore.cli.input_options import Args, command, option, quiet_option
 from evalcore.cli.store_cmds import actor_option, store, study_options
 from evalcore.io.chat_completions import ChatClient, TokenBucket
 from evalcore.io.progress import reporter
@@ -68,7 +68,7 @@ def _interactive() -> bool:
     return sys.stdin.isatty()
 
 
-@main.command("judge")
+@command(main, "judge")
 @study_options
 @option(
     "--endpoint",
@@ -122,7 +122,6 @@ def _interactive() -> bool:
 @option("--yes -y", "Start without asking for confirmation.", flag=True)
 @quiet_option
 @actor_option
-@takes_args
 def judge_command(a: Args) -> None:
     """Judge the study's unknown pooled units with an LLM (an OpenAI-compatible chat
     endpoint) and store the grades as automatic judgments: never evidence."""

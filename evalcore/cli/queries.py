@@ -9,7 +9,7 @@ from __future__ import annotations
 import click
 
 from evalcore.cli import main
-from evalcore.cli.input_options import Args, option, takes_args
+from evalcore.cli.input_options import Args, command, option
 from evalcore.cli.store_cmds import actor_option, store, study_options
 from evalcore.store.study_handle import open_study
 
@@ -19,7 +19,7 @@ def queries_group() -> None:
     """A study's queries: list them, remove one from the study, restore it."""
 
 
-@queries_group.command("list")
+@command(queries_group, "list")
 @study_options
 @option(
     "--removed only_removed",
@@ -27,7 +27,6 @@ def queries_group() -> None:
     flag=True,
 )
 @actor_option
-@takes_args
 def list_command(a: Args) -> None:
     """List the study's query ids (removed ones marked), or only the removed ones."""
     from evalcore.store.removed_queries import removed_queries, study_query_ids
@@ -53,12 +52,11 @@ def _removed_line(item) -> str:  # type: ignore[no-untyped-def]
     return f"{item.query_id}\tremoved {item.removed_at} by {item.removed_by}{reason}"
 
 
-@queries_group.command("remove")
+@command(queries_group, "remove")
 @study_options
 @option("--query query_id", "The query id to take out.", required=True)
 @option("--reason", "Why (recorded in the audit log).", default="")
 @actor_option
-@takes_args
 def remove_command(a: Args) -> None:
     """Take a query out of the study's comparisons, dashboards, pools and reports (lead
     only); its labels are kept."""
@@ -76,12 +74,11 @@ def remove_command(a: Args) -> None:
     )
 
 
-@queries_group.command("restore")
+@command(queries_group, "restore")
 @study_options
 @option("--query query_id", "The removed query id to bring back.", required=True)
 @option("--reason", "Why (recorded in the audit log).", default="")
 @actor_option
-@takes_args
 def restore_command(a: Args) -> None:
     """Bring a removed query back into the study (lead only)."""
     from evalcore.store.removed_queries import restore_query

@@ -17,7 +17,7 @@ import click
 
 from evalcore.cli import main
 from evalcore.cli.actor import default_actor
-from evalcore.cli.input_options import Args, option, takes_args
+from evalcore.cli.input_options import Args, command, option
 from evalcore.cli.store_location import NEW_OR_EXISTING_STORE
 from evalcore.io.atomic import atomic_writer, private_mode
 from evalcore.store.location import store_exists
@@ -78,7 +78,7 @@ level_option = option(
 )
 
 
-@main.command("report")
+@command(main, "report")
 @option(
     "--db db_path", "The evidence store (SQLite file).", required=True, type=NEW_OR_EXISTING_STORE
 )
@@ -146,7 +146,6 @@ level_option = option(
     "estimates apart from the decided verdicts.",
 )
 @level_option
-@takes_args
 def report_command(a: Args) -> None:
     """Generate a pinned report of stored runs, store it, and export it."""
     from evalcore.analysis.bottom_line import render_text

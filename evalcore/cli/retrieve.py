@@ -15,7 +15,7 @@ import sqlite_utils
 from evalcore.access.decisions import PermissionDenied
 from evalcore.cli import main
 from evalcore.cli.actor import default_actor
-from evalcore.cli.input_options import Args, option, quiet_option, takes_args
+from evalcore.cli.input_options import Args, command, option, quiet_option
 from evalcore.cli.process_setup import skip_final_collection
 from evalcore.cli.store_location import NEW_OR_EXISTING_STORE
 from evalcore.io.errors import InputErrors
@@ -114,7 +114,7 @@ def protocol_group() -> None:
     """Pin and inspect lexical retrieval protocols."""
 
 
-@protocol_group.command("pin")
+@command(protocol_group, "pin")
 @_DB
 @_STUDY
 @option(
@@ -125,7 +125,6 @@ def protocol_group() -> None:
 )
 @option("--name", "Name of the pin (unique in the study).", required=True)
 @_ACTOR
-@takes_args
 def pin_command(a: Args) -> None:
     """Pin a protocol: record the visible document set and its corpus fingerprint.
 
@@ -139,12 +138,11 @@ def pin_command(a: Args) -> None:
         _describe_pin(pinned)
 
 
-@protocol_group.command("show")
+@command(protocol_group, "show")
 @_DB
 @_STUDY
 @option("--name", "Name of the pin.", required=True)
 @_ACTOR
-@takes_args
 def show_command(a: Args) -> None:
     """Print a pinned protocol as JSON (with its fingerprint and document counts)."""
     with _guarded():
@@ -152,11 +150,10 @@ def show_command(a: Args) -> None:
         click.echo(json.dumps(pinned.model_dump(mode="json"), indent=2, sort_keys=True))
 
 
-@protocol_group.command("list")
+@command(protocol_group, "list")
 @_DB
 @_STUDY
 @_ACTOR
-@takes_args
 def list_command(a: Args) -> None:
     """List the study's pinned protocols: name, documents, fingerprint, pinned at/by."""
     with _guarded():
@@ -167,7 +164,7 @@ def list_command(a: Args) -> None:
             )
 
 
-@main.command("retrieve")
+@command(main, "retrieve")
 @_DB
 @_STUDY
 @option(
@@ -186,7 +183,6 @@ def list_command(a: Args) -> None:
 )
 @quiet_option
 @_ACTOR
-@takes_args
 def retrieve_command(a: Args) -> None:
     """Run every query of the study with a pinned lexical protocol (FTS5 BM25).
 

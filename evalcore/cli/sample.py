@@ -14,7 +14,7 @@ from collections import Counter
 import click
 
 from evalcore.cli import main
-from evalcore.cli.input_options import Args, option, takes_args
+from evalcore.cli.input_options import Args, command, option
 from evalcore.cli.store_cmds import actor_option, fail, store, study_options
 from evalcore.store.study_handle import open_study
 
@@ -60,7 +60,7 @@ def _lookup_failed(err: LookupError, summary: str) -> None:
     fail([f"error: {err.args[0] if err.args else err}"], summary)
 
 
-@sample_group.command("draw")
+@command(sample_group, "draw")
 @study_options
 @option(
     "--runs", "Two run names, comma-separated: BASELINE,CANDIDATE (as for compare).", required=True
@@ -85,7 +85,6 @@ def _lookup_failed(err: LookupError, summary: str) -> None:
 )
 @option("--name", "The sample's name (unique in the study).", required=True)
 @actor_option
-@takes_args
 def draw_command(a: Args) -> None:
     """Draw a sample of the unknown units of two runs and print its units in order."""
     from evalcore.contract.measures import UnknownMeasure, parse_measure
@@ -116,7 +115,7 @@ def draw_command(a: Args) -> None:
     click.echo(_summary(view), err=True)
 
 
-@sample_group.command("grow")
+@command(sample_group, "grow")
 @study_options
 @option("--name", "The sample to grow.", required=True)
 @option(
@@ -126,7 +125,6 @@ def draw_command(a: Args) -> None:
     type=click.IntRange(1, 10_000_000),
 )
 @actor_option
-@takes_args
 def grow_command(a: Args) -> None:
     """Draw more units into the same design; print the whole sample in order."""
     from evalcore.estimation.stored import grow_stored_sample
@@ -140,10 +138,9 @@ def grow_command(a: Args) -> None:
     click.echo(_summary(view), err=True)
 
 
-@sample_group.command("list")
+@command(sample_group, "list")
 @study_options
 @actor_option
-@takes_args
 def list_command(a: Args) -> None:
     """The study's samples: name, runs, measures, size, units, seed, who drew them."""
     from evalcore.store.samples import list_samples
@@ -160,12 +157,11 @@ def list_command(a: Args) -> None:
         )
 
 
-@sample_group.command("show")
+@command(sample_group, "show")
 @study_options
 @option("--name", "The sample.", required=True)
 @option("--format fmt", shown="text", choices=FORMATS)
 @actor_option
-@takes_args
 def show_command(a: Args) -> None:
     """A sample's design (runs, measures, query set, seed, strata, inclusion
     probabilities; with --format json the whole draw order) and its units in order with

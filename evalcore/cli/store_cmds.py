@@ -22,11 +22,11 @@ from evalcore.cli import SharedGroup, main
 from evalcore.cli.actor import default_actor
 from evalcore.cli.input_options import (
     Args,
+    command,
     command_name,
     limit_options,
     option,
     quiet_option,
-    takes_args,
 )
 from evalcore.cli.store_location import EXISTING_STORE, NEW_OR_EXISTING_STORE
 from evalcore.contract.gains import MAX_GAIN
@@ -181,7 +181,7 @@ def import_file(
 # --- init / study ---------------------------------------------------------------------------
 
 
-@main.command("init")
+@command(main, "init")
 @option(
     "--db db_path",
     "Path (or postgresql:// URL) of the store to create (or to migrate, if it exists).",
@@ -191,7 +191,6 @@ def import_file(
 @option("--study study_id", "Also create this study (with --corpus), as `study create` does.")
 @option("--corpus corpus_id", "The corpus of the study to create.")
 @actor_option
-@takes_args
 def init_command(a: Args) -> None:
     """Create an evidence store (an SQLite file or a PostgreSQL database given by its URL),
     or bring an existing one up to date."""
@@ -216,7 +215,7 @@ def study_group() -> None:
     """Create and list studies."""
 
 
-@study_group.command("create")
+@command(study_group, "create")
 @study_options
 @option("--corpus corpus_id", "The corpus id the study judges.", required=True)
 @option("--name", "A readable name (default: the study id).", default="")
@@ -232,7 +231,6 @@ def study_group() -> None:
 @option("--gain", "nDCG gain mode.", shown="linear", choices=["linear", "exponential"])
 @option("--org org_id", "Owning organisation id.")
 @actor_option
-@takes_args
 def study_create(a: Args) -> None:
     """Create a study (an existing study id is refused, never overwritten)."""
     _create_study(a)
@@ -259,7 +257,7 @@ def _create_study(a: Args) -> None:
     click.echo(f"created study {study.study_id} on corpus {study.corpus_id}")
 
 
-@study_group.command("measures")
+@command(study_group, "measures")
 @study_options
 @option(
     "--set chosen",
@@ -268,7 +266,6 @@ def _create_study(a: Args) -> None:
     metavar="NAMES",
 )
 @actor_option
-@takes_args
 def study_measures_command(a: Args) -> None:
     """List the measures the study reports, or set them (--set; recorded in the audit log).
 
@@ -295,10 +292,9 @@ def study_measures_command(a: Args) -> None:
         click.echo(f"{measure_label(m, aggregate=True)}{note}{shown}")
 
 
-@study_group.command("list")
+@command(study_group, "list")
 @db_option
 @actor_option
-@takes_args
 def study_list(a: Args) -> None:
     """List the studies --actor may see (JSON lines): local-mode ones and their team studies."""
     from evalcore.store.scoping import visible_studies
@@ -326,7 +322,7 @@ gain_map_option = option("--gain-map", "Map gains into 0..4, e.g. '-1:0,5:4'.", 
 IMPORT_KEYWORDS = ("study_id", "allow_unknown_ids", "actor")
 
 
-@import_group.command("qrels")
+@command(import_group, "qrels")
 @study_options
 @path_argument
 @option("--annotator", "Annotator of the labels (default qrels:<file>).")
@@ -334,14 +330,13 @@ IMPORT_KEYWORDS = ("study_id", "allow_unknown_ids", "actor")
 @gain_map_option
 @unknown_ids_option
 @import_options
-@takes_args
 def import_qrels_command(a: Args) -> None:
     """TREC qrels (query_id iteration doc_id gain) -> label events; plain or compressed."""
     mapping = gain_map(a)
     import_file(a, import_qrels, "annotator", "complete", fields=QRELS_FIELDS, gain_map=mapping)
 
 
-@import_group.command("run")
+@command(import_group, "run")
 @study_options
 @path_argument
 @option("--k", "The run's cutoff depth.", type=click.IntRange(1, MAX_K), required=True)
@@ -354,14 +349,13 @@ def import_qrels_command(a: Args) -> None:
 )
 @unknown_ids_option
 @import_options
-@takes_args
 def import_run_command(a: Args) -> None:
     """TREC run (query_id Q0 doc_id rank score tag) -> a stored run; plain or compressed."""
     names = ("k", "name", "corpus_fingerprint")
     import_file(a, import_run, *names, fields=RUN_FIELDS, scan_complete=not a.partial_scan)
 
 
-@import_group.command("beir")
+@command(import_group, "beir")
 @study_options
 @click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @option(
@@ -374,7 +368,6 @@ def import_run_command(a: Args) -> None:
 @unknown_ids_option
 @option("--owner-org", "Organisation that owns the new documents (default: the corpus's owner).")
 @import_options
-@takes_args
 def import_beir_command(a: Args) -> None:
     """BEIR folder (corpus.jsonl, queries.jsonl, qrels/*.tsv) -> documents, queries, labels."""
     mapping = gain_map(a)
@@ -384,14 +377,13 @@ def import_beir_command(a: Args) -> None:
         report_import(import_beir(db, a.folder, splits=splits, gain_map=mapping, **given))
 
 
-@import_group.command("observations")
+@command(import_group, "observations")
 @study_options
 @path_argument
 @option("--run run_name", "Name of the run to store (default: the file name; '' for labels only).")
 @option("--annotator", "Annotator (default observations:<file>).")
 @unknown_ids_option
 @import_options
-@takes_args
 def import_observations_command(a: Args) -> None:
     """Observation JSONL -> queries, a run, label events and completeness claims."""
     import_file(a, import_observations, "run_name", "annotator")
@@ -410,20 +402,21 @@ def _labels_command(fmt: str) -> Callable:
         flag=True,
     )
     @import_options
-    @takes_args
-    def command(a: Args) -> None:
+    def labels_import(a: Args) -> None:
         mapping = gain_map(a)
         names = ("annotator", "keep_annotators")
         import_file(a, import_labels, *names, format=fmt, gain_map=mapping)
 
-    return command
+    return labels_import
 
 
-import_group.command(
+command(
+    import_group,
     "labels-csv",
     help="CSV with a header: query_id,unit_id,gain[,annotator] (or an exported event log).",
 )(_labels_command("csv"))
-import_group.command(
+command(
+    import_group,
     "labels-jsonl",
     help="One label event per line, as `evalcore export labels --format jsonl` writes.",
 )(_labels_command("jsonl"))
@@ -459,17 +452,16 @@ def _export(a: Args, write: Callable) -> None:
         click.echo(f"wrote {summary.rows} {summary.kind} row(s) to {a.output}", err=True)
 
 
-@export_group.command("qrels")
+@command(export_group, "qrels")
 @study_options
 @option("--reference", "A frozen reference version (default: the working reference).")
 @export_options
-@takes_args
 def export_qrels_command(a: Args) -> None:
     """Resolved labels as TREC qrels, sorted (units in conflict are left out)."""
     _export(a, lambda study, out: export_qrels(study, out, reference=a.reference))
 
 
-@export_group.command("labels")
+@command(export_group, "labels")
 @study_options
 @option(
     "--format fmt",
@@ -480,7 +472,6 @@ def export_qrels_command(a: Args) -> None:
 @option("--reference", "quepid/rre/rank-eval: a frozen reference version (default: working).")
 @option("--index", "rre/rank-eval: the index name written (default: the corpus id).")
 @export_options
-@takes_args
 def export_labels_command(a: Args) -> None:
     """Every label event, with annotators, kinds and times (or another tool's ratings)."""
     if a.fmt in TOOL_FORMATS:
@@ -490,7 +481,7 @@ def export_labels_command(a: Args) -> None:
         _export(a, lambda study, out: export_labels(study, out, format=a.fmt))
 
 
-@export_group.command("run")
+@command(export_group, "run")
 @study_options
 @option("--run run_name", "The stored run.", required=True)
 @option(
@@ -500,7 +491,6 @@ def export_labels_command(a: Args) -> None:
     choices=["auto", "original", "rank"],
 )
 @export_options
-@takes_args
 def export_run_command(a: Args) -> None:
     """A stored run as a TREC run file."""
     _export(a, lambda study, out: export_run(study, a.run_name, out, scores=a.scores))
@@ -509,12 +499,11 @@ def export_run_command(a: Args) -> None:
 # --- completeness and references --------------------------------------------------------------
 
 
-@main.command("complete")
+@command(main, "complete")
 @study_options
 @click.argument("query_ids", nargs=-1, required=True)
 @option("--reason", "Why the population is complete (e.g. 'pooled to 100').", default="")
 @actor_option
-@takes_args
 def complete_command(a: Args) -> None:
     """Declare the relevant population of queries complete."""
     from evalcore.store.imports.common import mark_queries_complete
@@ -533,11 +522,10 @@ def reference_group() -> None:
     """Frozen reference versions: named, hashed, immutable snapshots of the evidence."""
 
 
-@reference_group.command("freeze")
+@command(reference_group, "freeze")
 @study_options
 @option("--name", "Version name, e.g. v1 (never reused).", required=True)
 @actor_option
-@takes_args
 def reference_freeze(a: Args) -> None:
     """Freeze the working reference (resolved labels, conflicts excluded, and completeness)."""
     with store(a) as db:
@@ -545,10 +533,9 @@ def reference_freeze(a: Args) -> None:
     click.echo(version.model_dump_json())
 
 
-@reference_group.command("list")
+@command(reference_group, "list")
 @study_options
 @actor_option
-@takes_args
 def reference_list(a: Args) -> None:
     """List the study's frozen versions (JSON lines, oldest first); --actor must see the study."""
     with store(a, read=True) as db:
@@ -556,11 +543,10 @@ def reference_list(a: Args) -> None:
             click.echo(version.model_dump_json())
 
 
-@reference_group.command("verify")
+@command(reference_group, "verify")
 @study_options
 @option("--name", "The frozen version to check.", required=True)
 @actor_option
-@takes_args
 def reference_verify(a: Args) -> None:
     """Recompute a frozen version's content hash; exit 1 if its rows no longer match it."""
     from evalcore.store.references import get_reference, verify_reference
