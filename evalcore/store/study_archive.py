@@ -167,6 +167,15 @@ _SELECTS: dict[str, str] = {
                               "n.import_id = l.import_id ORDER BY n.number, l.query_id, l.unit_id",
 }
 
+#: The study's history as appended by an import (members, and the tables it derives from them
+#: in :meth:`_Import.append_history`), in an order the tables' rules accept: a reference's
+#: seal after its rows (nothing can be added to a sealed version).
+_HISTORY = ("queries.jsonl", "label_events.jsonl", "completeness_events.jsonl",
+            "reference_versions", "reference_labels.jsonl", "reference_completeness.jsonl",
+            "reference_seals", "protocols.jsonl", "protocol_documents.jsonl",
+            "retrieval_refusals.jsonl", "reports.jsonl", "samples.jsonl", "sample_units.jsonl",
+            "sample_nonresponses.jsonl", "audit.jsonl", "removed_queries")
+
 _USED_DOCUMENTS = (
     f"{published('d')} AND d.corpus_id = :corpus AND d.doc_id IN ("
     f"SELECT unit_id FROM results WHERE run_id IN ({_LIVE_RUNS}) "
@@ -294,17 +303,18 @@ def _check_consistency(archive: OpenedArchive) -> None:
 
     def problem(member: str, line: int, message: str) -> None:
         if len(problems) < 200:
-            problems.append(InputError(file=f"{archive.name}:{member}", line=line,
+            problems.append(InputError(file=f"{archive.name}:{member}", line=line or None,
                                        message=message))
 
-    docs: set[str] = set()
-    for n, row in enumerate(archive.rows("documents.jsonl"), 1):
-        if row["doc_id"] in docs:
-            problem("documents.jsonl", n, f"document {row['doc_id']!r} appears twice")
-        docs.add(row["doc_id"])
-        if content_hash(row["title"], row["text"]) != row["content_hash"]:
-            problem("documents.jsonl", n, f"document {row['doc_id']!r}: its title and text do not "
-                                          "hash to its content_hash (altered after export)")
+    def unique(member: str, key: str) -> set[str]:
+        """The ``key`` values of ``member``'s rows (as text); a problem for each repeated one."""
+        seen: set[str] = set()
+        for n, row in enumerate(archive.rows(member), 1):
+            if str(row[key]) in seen:
+                problem(member, n, f"{key} {row[key]!r} appears twice")
+            seen.add(str(row[key]))
+        return seen
+
     def unknown(member: str, column: str, known: set[str], message: str) -> None:
         """The first row of ``member`` whose ``column`` names none of ``known``."""
         for n, row in enumerate(archive.rows(member), 1):
@@ -312,53 +322,50 @@ def _check_consistency(archive: OpenedArchive) -> None:
                 problem(member, n, message.format(row[column]))
                 return
 
-    unknown("results.jsonl", "run", _unique_names(archive, "runs.jsonl", "name", problem),
-            "result of run {!r}, which runs.jsonl lacks")
+    docs: set[str] = set()
+    for n, row in enumerate(archive.rows("documents.jsonl"), 1):
+        doc = row["doc_id"]
+        if doc in docs:
+            problem("documents.jsonl", n, f"document {doc!r} appears twice")
+        docs.add(doc)
+        if content_hash(row["title"], row["text"]) != row["content_hash"]:
+            problem("documents.jsonl", n, f"document {doc!r}: its title and text do not hash to "
+                                          "its content_hash (altered after export)")
+    runs = unique("runs.jsonl", "name")
+    unknown("results.jsonl", "run", runs, "result of run {!r}, which runs.jsonl lacks")
     versions = {r["name"]: r["content_hash"] for r in archive.rows("references.jsonl")}
     labels: dict[str, dict[str, dict[str, int]]] = {v: {} for v in versions}
     complete: dict[str, dict[str, bool]] = {v: {} for v in versions}
     for member in ("reference_labels.jsonl", "reference_completeness.jsonl"):
         for n, row in enumerate(archive.rows(member), 1):
-            if row["version"] not in versions:
-                problem(member, n, f"row of reference {row['version']!r}, which "
-                                   "references.jsonl lacks")
+            version = row["version"]
+            if version not in versions:
+                problem(member, n, f"row of reference {version!r}, which references.jsonl lacks")
             elif member == "reference_labels.jsonl":
-                labels[row["version"]].setdefault(row["query_id"], {})[row["unit_id"]] = row["gain"]
+                labels[version].setdefault(row["query_id"], {})[row["unit_id"]] = row["gain"]
             else:
-                complete[row["version"]][row["query_id"]] = bool(row["population_complete"])
+                complete[version][row["query_id"]] = bool(row["population_complete"])
     for version, digest in versions.items():
         if reference_hash(labels[version], complete[version]) != digest:
             problem("references.jsonl", 0, f"reference {version!r}: its rows do not hash to its "
                                            f"content hash {digest} (altered after export)")
-    samples = _unique_names(archive, "samples.jsonl", "name", problem)
+    samples = unique("samples.jsonl", "name")
     for member in ("sample_units.jsonl", "sample_nonresponses.jsonl"):
         unknown(member, "sample", samples, "row of sample {!r}, which samples.jsonl lacks")
-    unknown("automatic_labels.jsonl", "import",
-            _unique_names(archive, "automatic_imports.jsonl", "number", problem),
-            "automatic label of import {}, which automatic_imports.jsonl lacks (no import row "
-            "has that number)")
-    unknown("protocol_documents.jsonl", "protocol",
-            _unique_names(archive, "protocols.jsonl", "name", problem),
+    imports = unique("automatic_imports.jsonl", "number")
+    unknown("automatic_labels.jsonl", "import", imports, "automatic label of import {}, which "
+            "automatic_imports.jsonl lacks (no import row has that number)")
+    protocols = unique("protocols.jsonl", "name")
+    unknown("protocol_documents.jsonl", "protocol", protocols,
             "document of protocol {!r}, which protocols.jsonl lacks")
-    _unique_names(archive, "reports.jsonl", "name", problem)
+    unique("reports.jsonl", "name")
     for n, row in enumerate(archive.rows("reports.jsonl"), 1):
         if body_hash(row["body_json"]) != row["content_hash"]:
             problem("reports.jsonl", n, f"report {row['name']!r}: its body does not hash to its "
                                         "content hash (altered after export)")
-    _unique_names(archive, "members.jsonl", "user_id", problem)
+    unique("members.jsonl", "user_id")
     if problems:
-        raise InputErrors([p.model_copy(update={"line": p.line or None}) for p in problems])
-
-
-def _unique_names(archive: OpenedArchive, member: str, key: str,
-                  problem: Callable[[str, int, str], None]) -> set[str]:
-    """The ``key`` values of ``member``'s rows (as text); a problem for each repeated one."""
-    seen: set[str] = set()
-    for n, row in enumerate(archive.rows(member), 1):
-        if str(row[key]) in seen:
-            problem(member, n, f"{key} {row[key]!r} appears twice")
-        seen.add(str(row[key]))
-    return seen
+        raise InputErrors(problems)
 
 
 def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: str | None,
@@ -406,15 +413,23 @@ def _archive_row(archive: OpenedArchive, member: str, key: str, value: str) -> d
     return next((r for r in archive.rows(member) if r[key] == value), None)
 
 
-def _insert(db: sqlite_utils.Database, table: str, columns: str, rows: Iterator[tuple]) -> None:
-    """Insert ``rows`` (values of ``columns``) into ``table`` of the staged study in paced
-    short transactions (``staging.Pacer``)."""
-    sql = f"INSERT INTO {table} ({columns}) VALUES ({', '.join('?' * (columns.count(',') + 1))})"
+def _paced(db: sqlite_utils.Database, rows: Iterable[tuple],
+           write: Callable[[list[tuple]], object]) -> None:
+    """``write`` each chunk of ``rows`` in paced short transactions (``staging.Pacer``)."""
     pacer = Pacer(CHUNK_ROWS)
     rows = iter(rows)
     chunks = iter(lambda: list(islice(rows, pacer.rows)), [])
-    paced_writes(db, pacer, chunks, partial(db.conn.executemany, sql),
-                 lambda n, _: reporter().advance(n))
+    paced_writes(db, pacer, chunks, write, _advance)
+
+
+def _advance(rows: int, _: object) -> None:
+    reporter().advance(rows)
+
+
+def _insert(db: sqlite_utils.Database, table: str, columns: str, rows: Iterable[tuple]) -> None:
+    """Insert ``rows`` (values of ``columns``) into ``table`` of the staged study (:func:`_paced`)."""
+    sql = f"INSERT INTO {table} ({columns}) VALUES ({', '.join('?' * (columns.count(',') + 1))})"
+    _paced(db, rows, partial(db.conn.executemany, sql))
 
 
 def _append_automatic(db: sqlite_utils.Database, archive: OpenedArchive, study_id: str) -> None:
@@ -424,16 +439,18 @@ def _append_automatic(db: sqlite_utils.Database, archive: OpenedArchive, study_i
     for row in archive.rows("automatic_labels.jsonl"):
         counts[row["import"]] = counts.get(row["import"], 0) + 1
     ids: dict[int, int] = {}
+    sql = ("INSERT INTO automatic_imports (study_id, source, file, format, imported_by, "
+           "imported_at, n_labels) VALUES (?, ?, ?, ?, ?, ?, ?)")
     with write_transaction(db):
-        for r in archive.rows("automatic_imports.jsonl"):
-            ids[r["number"]] = db.execute(
-                "INSERT INTO automatic_imports (study_id, source, file, format, imported_by, "
-                "imported_at, n_labels) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [study_id, r["source"], r["file"], r["format"], r["imported_by"],
-                 r["imported_at"], counts.get(r["number"], 0)]).lastrowid
+        for number, *values in _values(archive, "automatic_imports.jsonl"):
+            ids[number] = db.execute(sql, [study_id, *values, counts.get(number, 0)]).lastrowid
     _insert(db, "automatic_labels", "import_id, query_id, unit_id, gain",
-            ((ids[r["import"]], r["query_id"], r["unit_id"], r["gain"])
-             for r in archive.rows("automatic_labels.jsonl")))
+            ((ids[number], *r) for number, *r in _values(archive, "automatic_labels.jsonl")))
+
+
+def _values(archive: OpenedArchive, member: str) -> Iterator[tuple]:
+    """The rows of ``member`` as tuples, in its columns' order."""
+    return (tuple(r.values()) for r in archive.rows(member))
 
 
 class _Import:
@@ -547,10 +564,7 @@ class _Import:
         """Step 2a: documents new to the corpus; one already there must be the same document."""
         db, archive, study, importer = self.db, self.archive, self.study, self.importer
         corpus = study.corpus_id
-        rows = ((corpus, r["doc_id"], r["title"], r["text"], r["owner_org"], r["created_at"],
-                 r["content_hash"]) for r in archive.rows("documents.jsonl"))
         self.import_id = begin_import(db, corpus)
-        pacer = Pacer(CHUNK_ROWS)
 
         def write(chunk: list[tuple]) -> None:
             existing = dict(db.execute(
@@ -570,8 +584,7 @@ class _Import:
                                        owner_orgs={r[4] for r in new})
                 upsert_document_rows(db, new, keep_owner=True, import_id=self.import_id)
 
-        paced_writes(db, pacer, iter(lambda: list(islice(rows, pacer.rows)), []), write,
-                     lambda n, _: reporter().advance(n))
+        _paced(db, ((corpus, *r) for r in _values(archive, "documents.jsonl")), write)
 
     def stage_runs(self) -> None:
         """Step 2b: each run as a staged (invisible) run, its results in short transactions."""
@@ -587,9 +600,8 @@ class _Import:
         pacer = Pacer(CHUNK_ROWS)
         for name, rows in groupby(archive.rows("results.jsonl"), key=lambda r: r["run"]):
             ranked = ((r["query_id"], r["rank"], r["unit_id"], r["score"]) for r in rows)
-            paced_writes(db, pacer, whole_query_chunks(ranked, pacer),
-                         partial(write_run_results, db, run_ids[name]),
-                         lambda n, _: reporter().advance(n))
+            write = partial(write_run_results, db, run_ids[name])
+            paced_writes(db, pacer, whole_query_chunks(ranked, pacer), write, _advance)
 
     def append_history(self) -> None:
         """Step 3: the study's history appended to the staged study in short transactions, then
@@ -598,30 +610,18 @@ class _Import:
         db, archive, study, importer = self.db, self.archive, self.study, self.importer
         s = study.study_id
 
-        def rows(member: str) -> Iterator[tuple]:
-            return (tuple(r.values()) for r in archive.rows(member))
-
-        def member(name: str) -> tuple[str, str, Iterable[tuple]]:
-            return _TABLES[name][0], _columns(name), rows(name)
-
-        versions = list(rows("references.jsonl"))
-        # (table, its columns after study_id, rows), in an order the tables' rules accept:
-        # a reference's seal after its rows (nothing can be added to a sealed version).
-        history: list[tuple[str, str, Iterable[tuple]]] = [
-            member("queries.jsonl"), member("label_events.jsonl"),
-            member("completeness_events.jsonl"),
-            ("reference_versions", "name, created_at, created_by, content_hash",
-             (v[:4] for v in versions)),
-            member("reference_labels.jsonl"), member("reference_completeness.jsonl"),
-            ("reference_seals", "name, sealed_at", ((v[0], v[4] or v[1]) for v in versions)),
-            *(member(name) for name in (
-                "protocols.jsonl", "protocol_documents.jsonl", "retrieval_refusals.jsonl",
-                "reports.jsonl", "samples.jsonl", "sample_units.jsonl", "sample_nonresponses.jsonl",
-                "audit.jsonl")),
-            ("removed_queries", "query_id, removed_at, removed_by, reason",
-             removals_in_audit(archive.rows("audit.jsonl"))),
-        ]
-        for table, columns, values in history:
+        versions = list(_values(archive, "references.jsonl"))
+        # table -> (its columns after study_id, rows): the tables no member holds as they are
+        derived: dict[str, tuple[str, Iterable[tuple]]] = {
+            "reference_versions": ("name, created_at, created_by, content_hash",
+                                   (v[:4] for v in versions)),
+            "reference_seals": ("name, sealed_at", ((v[0], v[4] or v[1]) for v in versions)),
+            "removed_queries": ("query_id, removed_at, removed_by, reason",
+                                removals_in_audit(archive.rows("audit.jsonl"))),
+        }
+        for name in _HISTORY:
+            table, (columns, values) = (name, derived[name]) if name in derived else (
+                _TABLES[name][0], (_columns(name), _values(archive, name)))
             _insert(db, table, f"study_id, {columns}", ((s, *r) for r in values))
         _append_automatic(db, archive, s)
         with write_transaction(db):
@@ -647,8 +647,8 @@ class _Import:
         existing one (admitted by its admin: :func:`_check_arrivals`)."""
         db, archive, study, importer = self.db, self.archive, self.study, self.importer
         s = study.study_id
-        db.conn.executemany("INSERT INTO users (user_id, display_name, created_at) "
-                            "VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (tuple(r.values()) for r in archive.rows("users.jsonl")))
+        db.conn.executemany("INSERT INTO users (user_id, display_name, created_at) VALUES "
+                            "(?, ?, ?) ON CONFLICT DO NOTHING", _values(archive, "users.jsonl"))
         for m in archive.rows("members.jsonl"):
             if m["user_id"] == importer and m["role"] != "lead":
                 continue
@@ -658,9 +658,9 @@ class _Import:
                        "granted_at = excluded.granted_at", [s, *m.values()])
         if study.org_id is not None:
             created = study.org_id in self.new_orgs
+            rows = _values(archive, "organisation_members.jsonl")
             db.conn.executemany(
                 "INSERT INTO user_organisations (user_id, org_id, granted_by, granted_at, "
                 "role) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                ((r["user_id"], study.org_id, r["granted_by"], r["granted_at"],
-                  r["role"] if created else "member")
-                 for r in archive.rows("organisation_members.jsonl")))
+                ((user, study.org_id, by, at, role if created else "member")
+                 for user, by, at, role in rows))
