@@ -22,6 +22,7 @@ import json
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from functools import partial
 from itertools import groupby, islice
 from pathlib import Path
@@ -71,6 +72,7 @@ from evalcore.store.document_imports import (
 from evalcore.store.export_redaction import ExportRedaction, score_column
 from evalcore.store.exports import export_file_mode
 from evalcore.store.hashing import content_hash
+from evalcore.store.members import GRANT_STUDY_ROLE
 from evalcore.store.membership import (
     in_organisation,
     join_organisation,
@@ -409,8 +411,18 @@ def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: st
                           seconds=round(time.monotonic() - started, 2))
 
 
-def _archive_row(archive: OpenedArchive, member: str, key: str, value: str) -> dict | None:
-    return next((r for r in archive.rows(member) if r[key] == value), None)
+def _archive_row(archive: OpenedArchive, member: str, user: str) -> dict | None:
+    """The row of ``member`` whose ``user_id`` is ``user``."""
+    return next((r for r in archive.rows(member) if r["user_id"] == user), None)
+
+
+_RECONCILE = "import into a store without that corpus, or reconcile the documents first"
+_NEW_ORGANISATION = ("INSERT INTO organisations (org_id, name, created_by) VALUES (?, ?, ?) "
+                     "ON CONFLICT DO NOTHING")
+_NEW_RUN = ("INSERT INTO runs (study_id, name, source, protocol_json, corpus_fingerprint, k, "
+            "scan_complete, created_at, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+_NEW_USER = ("INSERT INTO users (user_id, display_name, created_at) VALUES (?, ?, ?) "
+             "ON CONFLICT DO NOTHING")
 
 
 def _paced(db: sqlite_utils.Database, rows: Iterable[tuple],
@@ -453,20 +465,22 @@ def _values(archive: OpenedArchive, member: str) -> Iterator[tuple]:
     return (tuple(r.values()) for r in archive.rows(member))
 
 
+@dataclass
 class _Import:
     """One archive's import (see the module docstring), and what its steps 1-2 wrote, so a
     failure removes it (the staged study takes with it the rows its import created outside
     it: :func:`evalcore.store.staged_studies.record_created`)."""
 
-    def __init__(self, db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
-                 settings: dict[str, Any], importer: str) -> None:
-        self.db, self.archive, self.study = db, archive, study
-        self.settings, self.importer = settings, importer
-        self.created = False
-        self.import_id: str | None = None
-        self.runs: list[int] = []
-        #: Organisations this import created (their members keep the archive's roles).
-        self.new_orgs: list[str] = []
+    db: sqlite_utils.Database
+    archive: OpenedArchive
+    study: StudyIn
+    settings: dict[str, Any]
+    importer: str
+    created: bool = False
+    import_id: str | None = None
+    runs: list[int] = field(default_factory=list)
+    #: Organisations this import created (their members keep the archive's roles).
+    new_orgs: list[str] = field(default_factory=list)
 
     def undo(self) -> None:
         for run_id in self.runs:
@@ -479,68 +493,61 @@ class _Import:
     def create(self) -> None:
         """Step 1: the study, with the importer as its only member (a lead), after every check."""
         db, archive, study, importer = self.db, self.archive, self.study, self.importer
-        settings = self.settings
+        settings, s = self.settings, study.study_id
+        owner = settings["corpus_owner"]
         owners = {r["owner_org"] for r in archive.rows("documents.jsonl")}
-        new_orgs: list[str] = []
         org_rows: list[tuple[str, str]] = []
         with write_transaction(db):
             new_corpus = not corpus_registered(db, study.corpus_id)
-            if settings["corpus_owner"] not in (None, study.org_id) and new_corpus:
-                authorize_organisation_entry(
-                    db, org_id=settings["corpus_owner"], study_id=study.study_id, actor=importer,
-                    what=f"register corpus {study.corpus_id!r} for organisation "
-                         f"{settings['corpus_owner']!r}")
+            if owner not in (None, study.org_id) and new_corpus:
+                what = f"register corpus {study.corpus_id!r} for organisation {owner!r}"
+                authorize_organisation_entry(db, org_id=owner, study_id=s, actor=importer,
+                                             what=what)
             # An organisation new to this store is created by the importer, its first member and
             # owner (as `create_organisation` does); an existing one is joined only by its rules.
             names = {study.org_id: settings["org_name"]}
-            for org in dict.fromkeys(o for o in (study.org_id, settings["corpus_owner"],
-                                                 *sorted(owners - {None})) if o is not None):
-                if db.execute("INSERT INTO organisations (org_id, name, created_by) "
-                              "VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [org, names.get(org) or org, importer]).rowcount:
-                    new_orgs.append(org)
+            for org in dict.fromkeys((study.org_id, owner, *sorted(owners - {None}))):
+                values = [org, names.get(org) or org, importer]
+                if org is not None and db.execute(_NEW_ORGANISATION, values).rowcount:
+                    self.new_orgs.append(org)
             create_study(db, study, actor=importer, created_at=settings["created_at"])
             self.created = True
             if settings.get("measures"):  # parsed before anything was written
-                chosen = parse_measure_list(settings["measures"])
-                db.execute("UPDATE studies SET measures = ? WHERE study_id = ?",
-                           [",".join(m.canonical for m in chosen), study.study_id])
+                chosen = ",".join(m.canonical for m in parse_measure_list(settings["measures"]))
+                db.execute("UPDATE studies SET measures = ? WHERE study_id = ?", [chosen, s])
             if new_corpus:
                 db.execute("UPDATE corpora SET owner_org = ?, created_at = ? WHERE corpus_id = ?",
-                           [settings["corpus_owner"], settings["created_at"], study.corpus_id])
-            user = _archive_row(archive, "users.jsonl", "user_id", importer) or {
+                           [owner, settings["created_at"], study.corpus_id])
+            user = _archive_row(archive, "users.jsonl", importer) or {
                 "user_id": importer, "display_name": "", "created_at": utc_now_iso()}
-            new_user = db.execute("INSERT INTO users (user_id, display_name, created_at) "
-                                  "VALUES (?, ?, ?) ON CONFLICT DO NOTHING", list(user.values())).rowcount > 0
-            db.execute("INSERT INTO study_members (study_id, user_id, role, granted_by, granted_at) "
-                       "VALUES (?, ?, 'lead', ?, ?)", [study.study_id, importer, importer,
-                                                       utc_now_iso()])
-            for org in dict.fromkeys([study.org_id, *new_orgs]):
+            new_user = db.execute(_NEW_USER, list(user.values())).rowcount > 0
+            db.execute("INSERT INTO study_members (study_id, user_id, role, granted_by, "
+                       "granted_at) VALUES (?, ?, 'lead', ?, ?)",
+                       [s, importer, importer, utc_now_iso()])
+            for org in dict.fromkeys([study.org_id, *self.new_orgs]):
                 if org is None or in_organisation(db, importer, org):
                     continue
                 if organisation_claimed(db, org):  # joined only through its admins
-                    require_org_role(org_id=org, user=importer, role=None,
-                                     permission=OrgPermission.READ,
-                                     granters=organisation_admins(db, org), what="import a study",
-                                     study_id=study.study_id)
-                grant = (_archive_row(archive, "organisation_members.jsonl", "user_id", importer)
-                         if org == study.org_id else None) or {"granted_by": importer,
-                                                               "granted_at": None}
+                    require_org_role(org_id=org, user=importer, role=None, study_id=s,
+                                     permission=OrgPermission.READ, what="import a study",
+                                     granters=organisation_admins(db, org))
+                archived = org == study.org_id and _archive_row(
+                    archive, "organisation_members.jsonl", importer)
+                grant = archived or {"granted_by": importer, "granted_at": None}
                 # an unclaimed organisation: its first member, the importer, is its owner
                 join_organisation(db, importer, org, grant["granted_by"],
                                   granted_at=grant["granted_at"])
                 org_rows.append((importer, org))
             if study.org_id is not None:
                 self._check_arrivals()
-            authorize(db, study_id=study.study_id, actor=importer, permission=Permission.IMPORT)
-            authorize(db, study_id=study.study_id, actor=importer, permission=Permission.CREATE_RUN)
+            for permission in (Permission.IMPORT, Permission.CREATE_RUN):
+                authorize(db, study_id=s, actor=importer, permission=permission)
             authorize_corpus_write(db, corpus_id=study.corpus_id, actor=importer, owner_orgs=owners)
-            self.new_orgs = new_orgs
-            record_created(db, study_id=study.study_id, actor=importer, organisations=new_orgs,
+            record_created(db, study_id=s, actor=importer, organisations=self.new_orgs,
                            users=[importer] if new_user else [], memberships=org_rows,
                            corpus=study.corpus_id if new_corpus else None)
             # Invisible from here on (checked above, while it could still be read), until step 3.
-            db.execute("UPDATE studies SET staged_by = ? WHERE study_id = ?",
-                       [staging_owner(), study.study_id])
+            db.execute("UPDATE studies SET staged_by = ? WHERE study_id = ?", [staging_owner(), s])
 
     def _check_arrivals(self) -> None:
         """The archive's members of the study's organisation are restored into it (step 3):
@@ -552,13 +559,12 @@ class _Import:
         listed = {r["user_id"] for r in archive.rows("organisation_members.jsonl")}
         arrivals = sorted(u for u in listed - {importer} if not in_organisation(db, u, org))
         if arrivals:
-            shown = ", ".join(arrivals[:5]) + (f" and {len(arrivals) - 5} more"
-                                               if len(arrivals) > 5 else "")
+            more = f" and {len(arrivals) - 5} more" if len(arrivals) > 5 else ""
+            what = (f"import a study whose archive adds {len(arrivals)} people to it "
+                    f"({', '.join(arrivals[:5])}{more})")
             require_org_role(org_id=org, user=importer, role=organisation_role(db, importer, org),
-                             permission=OrgPermission.ADD_MEMBERS,
-                             granters=organisation_admins(db, org),
-                             what=f"import a study whose archive adds {len(arrivals)} people to it "
-                                  f"({shown})", study_id=study.study_id)
+                             permission=OrgPermission.ADD_MEMBERS, what=what,
+                             granters=organisation_admins(db, org), study_id=study.study_id)
 
     def write_documents(self) -> None:
         """Step 2a: documents new to the corpus; one already there must be the same document."""
@@ -566,22 +572,21 @@ class _Import:
         corpus = study.corpus_id
         self.import_id = begin_import(db, corpus)
 
+        sql = ("SELECT doc_id, content_hash FROM documents WHERE corpus_id = ? AND doc_id IN "
+               f"(SELECT value FROM json_each(?)) AND {current()}")
+
         def write(chunk: list[tuple]) -> None:
-            existing = dict(db.execute(
-                "SELECT doc_id, content_hash FROM documents WHERE corpus_id = ? AND doc_id IN "
-                f"(SELECT value FROM json_each(?)) AND {current()}",
-                [corpus, json.dumps([r[1] for r in chunk])]).fetchall())
+            existing = dict(db.execute(sql, [corpus, json.dumps([r[1] for r in chunk])]).fetchall())
             changed = sorted(r[1] for r in chunk if r[1] in existing and existing[r[1]] != r[6])
             if changed:
                 raise _refuse(archive, f"{len(changed)} document(s) of corpus {corpus!r} differ "
                                        f"from this store's (first: {changed[:5]}); an import never "
                                        "changes a document other studies use; nothing was written",
-                              "import into a store without that corpus, or reconcile the "
-                              "documents first", member="documents.jsonl")
+                              _RECONCILE, member="documents.jsonl")
             new = [r for r in chunk if r[1] not in existing]
             if new:
-                authorize_corpus_write(db, corpus_id=corpus, actor=importer,
-                                       owner_orgs={r[4] for r in new})
+                owner_orgs = {r[4] for r in new}
+                authorize_corpus_write(db, corpus_id=corpus, actor=importer, owner_orgs=owner_orgs)
                 upsert_document_rows(db, new, keep_owner=True, import_id=self.import_id)
 
         _paced(db, ((corpus, *r) for r in _values(archive, "documents.jsonl")), write)
@@ -592,10 +597,8 @@ class _Import:
         run_ids: dict[str, int] = {}
         for run in archive.rows("runs.jsonl"):
             with write_transaction(db):  # the importer may create runs: checked in step 1
-                run_ids[run["name"]] = int(db.execute(
-                    "INSERT INTO runs (study_id, name, source, protocol_json, corpus_fingerprint, k, "
-                    "scan_complete, created_at, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [study.study_id, *run.values(), staging_owner()]).lastrowid)
+                values = [study.study_id, *run.values(), staging_owner()]
+                run_ids[run["name"]] = int(db.execute(_NEW_RUN, values).lastrowid)
             self.runs.append(run_ids[run["name"]])
         pacer = Pacer(CHUNK_ROWS)
         for name, rows in groupby(archive.rows("results.jsonl"), key=lambda r: r["run"]):
@@ -634,11 +637,11 @@ class _Import:
             if self.import_id is not None:
                 publish_import(db, self.import_id)
             manifest = archive.manifest
-            record_audit(db, actor=importer, action="study.import", study_id=s, detail={
-                "archive": archive.name, "source_study": manifest.study_id,
-                "exported_at": manifest.exported_at, "exported_by": manifest.exported_by,
-                "rows": {m: e.rows for m, e in manifest.members.items()},
-                "origin": archive.origin.audit(), "withheld": manifest.withheld})
+            detail = {"archive": archive.name, "source_study": manifest.study_id,
+                      "exported_at": manifest.exported_at, "exported_by": manifest.exported_by,
+                      "rows": {m: e.rows for m, e in manifest.members.items()},
+                      "origin": archive.origin.audit(), "withheld": manifest.withheld}
+            record_audit(db, actor=importer, action="study.import", study_id=s, detail=detail)
 
     def _restore_members(self) -> None:
         """The archive's members as they were; the importer stays a lead (their archive row is
@@ -647,15 +650,11 @@ class _Import:
         existing one (admitted by its admin: :func:`_check_arrivals`)."""
         db, archive, study, importer = self.db, self.archive, self.study, self.importer
         s = study.study_id
-        db.conn.executemany("INSERT INTO users (user_id, display_name, created_at) VALUES "
-                            "(?, ?, ?) ON CONFLICT DO NOTHING", _values(archive, "users.jsonl"))
+        db.conn.executemany(_NEW_USER, _values(archive, "users.jsonl"))
         for m in archive.rows("members.jsonl"):
             if m["user_id"] == importer and m["role"] != "lead":
                 continue
-            db.execute("INSERT INTO study_members (study_id, user_id, role, granted_by, granted_at) "
-                       "VALUES (?, ?, ?, ?, ?) ON CONFLICT (study_id, user_id) DO UPDATE SET "
-                       "role = excluded.role, granted_by = excluded.granted_by, "
-                       "granted_at = excluded.granted_at", [s, *m.values()])
+            db.execute(GRANT_STUDY_ROLE, [s, *m.values()])
         if study.org_id is not None:
             created = study.org_id in self.new_orgs
             rows = _values(archive, "organisation_members.jsonl")
