@@ -65,9 +65,9 @@ class OrganisationPermissionDenied(PermissionDenied):
     def __init__(self, message: str, *, actor: str, org_id: str,
                  org_permission: OrgPermission, org_role: OrgRole | None,
                  study_id: str = "") -> None:
-        super().__init__(message, actor=actor, study_id=study_id,
-                         permission=_STUDY_PERMISSION[org_permission], required_role="lead",
-                         role=None)
+        permission = _STUDY_PERMISSION[org_permission]
+        super().__init__(message, actor=actor, study_id=study_id, permission=permission,
+                         required_role="lead")
         self.org_id = org_id
         self.org_permission = org_permission
         self.required_org_role = REQUIRED_ORG_ROLE[org_permission]
@@ -325,5 +325,4 @@ def decide_corpus_write(
             f"owner organisation and team-mode studies use it ({', '.join(team_studies)}); "
             "only a lead of one of them may"
             + ("; sign in, or pass the acting user (--actor)" if not user else ""),
-            actor=user, study_id=team_studies[0], permission=Permission.IMPORT,
-            required_role="lead", role=None)
+            actor=user, study_id=team_studies[0], permission=Permission.IMPORT)

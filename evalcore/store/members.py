@@ -244,10 +244,10 @@ def remove_from_organisation(
 def _decide_change(db: sqlite_utils.Database, org_id: str, granter: str, user: str,
                    current: OrgRole | None, new: OrgRole | None) -> None:
     """:func:`evalcore.access.organisations.decide_membership_change` on the store's facts."""
-    owners, admins = organisation_owners(db, org_id), organisation_admins(db, org_id)
-    role = organisation_role(db, granter, org_id)
-    decide_membership_change(org_id=org_id, granter=granter, granter_role=role, user=user,
-                             current=current, new=new, owners=owners, admins=admins)
+    decide_membership_change(
+        org_id=org_id, granter=granter, granter_role=organisation_role(db, granter, org_id),
+        user=user, current=current, new=new, owners=organisation_owners(db, org_id),
+        admins=organisation_admins(db, org_id))
 
 
 def list_organisation_members(
@@ -263,9 +263,8 @@ def list_organisation_members(
             "only its members may (`evalcore members list-org --db STORE --actor YOU` lists "
             "your organisations)",
             actor=user or "", org_id=org_id, org_permission=OrgPermission.READ, org_role=None)
-    return models(OrgMember, db.execute(
-        f"{_ORG_MEMBERS} WHERE o.org_id = ? ORDER BY CASE o.role WHEN 'owner' THEN 0 "
-        "WHEN 'admin' THEN 1 ELSE 2 END, o.user_id", [org_id]))
+    order = "CASE o.role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, o.user_id"
+    return models(OrgMember, db.execute(f"{_ORG_MEMBERS} WHERE o.org_id = ? ORDER BY {order}", [org_id]))
 
 
 def organisations_of(db: sqlite_utils.Database, user: str) -> list[OrgMember]:
@@ -293,6 +292,6 @@ def get_member(db: sqlite_utils.Database, study_id: str, user: str) -> Member | 
 
 def list_members(study: Study) -> list[Member]:
     """The study's members, leads first, then by user id."""
-    return models(Member, study.db.execute(
-        f"{_MEMBERS} WHERE m.study_id = ? ORDER BY CASE m.role WHEN 'lead' THEN 0 "
-        "WHEN 'reviewer' THEN 1 ELSE 2 END, m.user_id", [study.study_id]))
+    order = "CASE m.role WHEN 'lead' THEN 0 WHEN 'reviewer' THEN 1 ELSE 2 END, m.user_id"
+    sql = f"{_MEMBERS} WHERE m.study_id = ? ORDER BY {order}"
+    return models(Member, study.db.execute(sql, [study.study_id]))
