@@ -386,8 +386,7 @@ def open_archive(path: Path, workdir: Path, *, known_schema: int,
         raise InputErrors([InputError(file=name, message=p, hint=_REEXPORT) for p in problems])
     reporter().stage(f"checking {name}", sum(e.rows for e in manifest.members.values()), "rows")
     for member in members_of(version):
-        columns = member_columns(member, version)
-        _check_member(name, workdir, member, manifest.members[member], columns, limits)
+        _check_member(name, workdir, member, manifest, limits)
     return OpenedArchive(name, workdir, manifest, origin)
 
 
@@ -469,9 +468,10 @@ def _manifest(name: str, path: Path, known_schema: int) -> Manifest:
     return manifest
 
 
-def _check_member(name: str, folder: Path, member: str, entry: MemberEntry,
-                  columns: tuple[Column, ...], limits: ReadLimits) -> None:
+def _check_member(name: str, folder: Path, member: str, manifest: Manifest, limits: ReadLimits) -> None:
+    """``member`` against its manifest entry (hash, size, rows) and its columns, row by row."""
     path, max_row, where = folder / member, max_row_bytes(limits), f"{name}:{member}"
+    entry, columns = manifest.members[member], member_columns(member, manifest.format_version)
     digest = hashlib.sha256()
     size = 0
     with path.open("rb") as stream:
