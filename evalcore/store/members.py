@@ -262,7 +262,7 @@ def list_organisation_members(
             f"{user or 'nobody named'} may not list the members of organisation {org_id!r}: "
             "only its members may (`evalcore members list-org --db STORE --actor YOU` lists "
             "your organisations)",
-            actor=user or "", org_id=org_id, org_permission=OrgPermission.READ, org_role=None)
+            actor=user or "", org_id=org_id, org_permission=OrgPermission.READ)
     order = "CASE o.role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, o.user_id"
     return models(OrgMember, db.execute(f"{_ORG_MEMBERS} WHERE o.org_id = ? ORDER BY {order}", [org_id]))
 
