@@ -433,7 +433,8 @@ def _origin(name: str, manifest: bytes, signature_path: Path, key: bytes | None,
         note = f"the archive's origin is verified: signed with key {mine}"
     signed = signature is not None
     signer = None if signature is None else signature.key_id
-    return ArchiveOrigin(verified=signed and key is not None, signed=signed, key_id=signer, note=note)
+    verified = signed and key is not None
+    return ArchiveOrigin(verified=verified, signed=signed, key_id=signer, note=note)
 
 
 def max_row_bytes(limits: ReadLimits) -> int:
@@ -468,7 +469,8 @@ def _manifest(name: str, path: Path, known_schema: int) -> Manifest:
     return manifest
 
 
-def _check_member(name: str, folder: Path, member: str, manifest: Manifest, limits: ReadLimits) -> None:
+def _check_member(name: str, folder: Path, member: str, manifest: Manifest,
+                  limits: ReadLimits) -> None:
     """``member`` against its manifest entry (hash, size, rows) and its columns, row by row."""
     path, max_row, where = folder / member, max_row_bytes(limits), f"{name}:{member}"
     entry, columns = manifest.members[member], member_columns(member, manifest.format_version)
@@ -500,7 +502,8 @@ def _check_member(name: str, folder: Path, member: str, manifest: Manifest, limi
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                log.append(InputError(file=where, line=number, message=f"not UTF-8: {str(exc)[:200]}"))
+                message = f"not UTF-8: {str(exc)[:200]}"
+                log.append(InputError(file=where, line=number, message=message))
                 continue
             _check_row(log, where, number, line, columns)
     progress.advance(rows % 10_000)

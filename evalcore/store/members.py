@@ -120,7 +120,8 @@ def add_member(
         if joins and organisation_claimed(db, org):
             granter_role = organisation_role(db, granted_by, org)
             decide_study_member_joins(org_id=org, study_id=study_id, granter=granted_by, user=who,
-                                      granter_role=granter_role, admins=organisation_admins(db, org))
+                                      granter_role=granter_role,
+                                      admins=organisation_admins(db, org))
         ensure_user(db, who, display_name)
         db.execute(GRANT_STUDY_ROLE, [study_id, who, role, granted_by, utc_now_iso()])
         if joins:
@@ -264,7 +265,8 @@ def list_organisation_members(
             "your organisations)",
             actor=user or "", org_id=org_id, org_permission=OrgPermission.READ)
     order = "CASE o.role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, o.user_id"
-    return models(OrgMember, db.execute(f"{_ORG_MEMBERS} WHERE o.org_id = ? ORDER BY {order}", [org_id]))
+    sql = f"{_ORG_MEMBERS} WHERE o.org_id = ? ORDER BY {order}"
+    return models(OrgMember, db.execute(sql, [org_id]))
 
 
 def organisations_of(db: sqlite_utils.Database, user: str) -> list[OrgMember]:

@@ -269,7 +269,8 @@ def displayable_text(
     if outside:
         reason = (f"text withheld: {unit_id!r} is outside the documents the run's protocol may "
                   "see (a permission_violation)")
-        return DisplayableText(unit_id=unit_id, shown=False, reason=reason, permission_violation=True)
+        return DisplayableText(unit_id=unit_id, shown=False, reason=reason,
+                               permission_violation=True)
     given = document if document is not None and document.doc_id == unit_id else None
     access = readable_document(study.db, study.actor, study.settings.corpus_id, unit_id,
                                document=given)

@@ -439,7 +439,7 @@ def _advance(rows: int, _: object) -> None:
 
 
 def _insert(db: sqlite_utils.Database, table: str, columns: str, rows: Iterable[tuple]) -> None:
-    """Insert ``rows`` (values of ``columns``) into ``table`` of the staged study (:func:`_paced`)."""
+    """Insert ``rows`` (values of ``columns``) into ``table`` of the staged study, paced."""
     sql = f"INSERT INTO {table} ({columns}) VALUES ({', '.join('?' * (columns.count(',') + 1))})"
     _paced(db, rows, partial(db.conn.executemany, sql))
 
