@@ -5,6 +5,7 @@ Every import is all-or-nothing: on any error the page lists every error with its
 nothing is written. Uploaded file names only label messages; they are never used as paths.
 """
 
+import dataclasses
 import io
 from collections.abc import Callable
 from datetime import UTC, datetime, time
@@ -86,49 +87,62 @@ def _show_errors(title: str, error: Exception) -> None:
     st.code(str(error), language=None, wrap_lines=True)
 
 
+#: The upload kinds whose labels record an annotator (the form asks which).
+_LABEL_KINDS = ("qrels", "observations", "labels-csv", "labels-jsonl", "labels-quepid",
+                "labels-rre", "labels-rank-eval")
+#: The owner organisation field of the uploads that add documents: its label and help.
+_OWNER_FIELDS = {
+    "documents": ("Owner organisation of new documents",
+                  "The organisation whose lexical runs may see them."),
+    "beir": ("Owner organisation of the new documents",
+             "Default: the organisation that owns the corpus."),
+}
+
+
+def _import_options(kind: UploadKind) -> dict:
+    """The form's fields for ``kind``, as :func:`import_upload`'s keyword arguments."""
+    a, b = st.columns(2)
+    options: dict = {}
+    if kind == "run":
+        k = a.number_input("k (cutoff depth)", min_value=1, max_value=10_000, value=10)
+        options["k"] = int(k)
+        options["run_name"] = b.text_input("Run name (default: the file's run tag)")
+    if kind == "observations":
+        options["run_name"] = a.text_input("Run name (default: the file name)")
+    if kind in ("documents", "queries"):
+        help_ = "auto: from the file name (.jsonl, .tsv, .csv; else TREC)."
+        options["fmt"] = a.selectbox("Format", ["auto", "jsonl", "tsv", "csv", "trec"], help=help_)
+        model = DocumentFields if kind == "documents" else QueryFields
+        names = [field.name for field in dataclasses.fields(model)]
+        cells = st.columns(len(names))
+        fields = {n: cell.text_input(f"{n} field", value=n).strip() or n
+                  for n, cell in zip(names, cells, strict=True)}
+        options["document_fields" if kind == "documents" else "query_fields"] = model(**fields)
+    owner = _OWNER_FIELDS.get(kind)
+    if owner is not None:
+        options["owner_org"] = b.text_input(owner[0], help=owner[1]).strip() or None
+    if kind in _LABEL_KINDS:
+        help_ = "Default: the file's kind and name."
+        options["annotator"] = b.text_input("Annotator recorded on the labels", help=help_)
+    if kind in ("labels-csv", "labels-jsonl"):
+        options["keep_annotators"] = a.checkbox(
+            "Keep the annotators the file names",
+            help="You vouch for the names, times and sources in the file; without this "
+                 "a file naming annotators is refused.")
+    if kind in ("qrels", "beir"):
+        options["complete"] = a.checkbox("Declare every judged query complete",
+                                         help="Only if these judgments list every relevant unit.")
+    options["allow_unknown_ids"] = st.checkbox("Allow ids not in the study's corpus or queries")
+    return options
+
+
 def _import_section(study_id: str) -> None:
     st.subheader("Import")
     kind = st.selectbox("What are you uploading?", UPLOAD_KINDS,
                         format_func=lambda k: KIND_LABELS[k], key="rl_import_kind")
     with st.form("import_form", clear_on_submit=False):
         upload = st.file_uploader("File", key="rl_import_file")
-        a, b = st.columns(2)
-        k = run_name = annotator = owner_org = None
-        complete = False
-        if kind == "run":
-            k = a.number_input("k (cutoff depth)", min_value=1, max_value=10_000, value=10)
-            run_name = b.text_input("Run name (default: the file's run tag)")
-        if kind == "observations":
-            run_name = a.text_input("Run name (default: the file name)")
-        fmt, fields = "auto", {}
-        if kind in ("documents", "queries"):
-            fmt = a.selectbox("Format", ["auto", "jsonl", "tsv", "csv", "trec"],
-                              help="auto: from the file name (.jsonl, .tsv, .csv; else TREC).")
-            names = ("id", "text", "title") if kind == "documents" else (
-                "id", "text", "description", "narrative")
-            cells = st.columns(len(names))
-            fields = {n: cells[i].text_input(f"{n} field", value=n).strip() or n
-                      for i, n in enumerate(names)}
-        if kind == "documents":
-            owner_org = b.text_input("Owner organisation of new documents",
-                                     help="The organisation whose lexical runs may see them.")
-        if kind in ("qrels", "observations", "labels-csv", "labels-jsonl", "labels-quepid",
-                    "labels-rre", "labels-rank-eval"):
-            annotator = b.text_input("Annotator recorded on the labels",
-                                     help="Default: the file's kind and name.")
-        keep_annotators = False
-        if kind in ("labels-csv", "labels-jsonl"):
-            keep_annotators = a.checkbox(
-                "Keep the annotators the file names",
-                help="You vouch for the names, times and sources in the file; without this "
-                     "a file naming annotators is refused.")
-        if kind == "beir":
-            owner_org = b.text_input("Owner organisation of the new documents",
-                                     help="Default: the organisation that owns the corpus.")
-        if kind in ("qrels", "beir"):
-            complete = a.checkbox("Declare every judged query complete",
-                                  help="Only if these judgments list every relevant unit.")
-        allow_unknown = st.checkbox("Allow ids not in the study's corpus or queries")
+        options = _import_options(kind)
         submitted = st.form_submit_button("Import", type="primary")
     if not submitted:
         return
@@ -139,22 +153,16 @@ def _import_section(study_id: str) -> None:
     data = upload.getvalue()
     try:
         with reporting(StreamlitProgress(bar)):
-            summary = import_upload(
-                get_db(), kind, data, upload.name, study_id=study_id, actor=_actor(),
-                k=int(k) if k is not None else None, run_name=run_name, annotator=annotator,
-                complete=complete, allow_unknown_ids=allow_unknown, fmt=fmt,
-                document_fields=DocumentFields(**fields) if kind == "documents" else None,
-                query_fields=QueryFields(**fields) if kind == "queries" else None,
-                owner_org=(owner_org or "").strip() or None, keep_annotators=keep_annotators,
-            )
+            summary = import_upload(get_db(), kind, data, upload.name, study_id=study_id,
+                                    actor=_actor(), **options)
     except (InputErrors, ValueError, PermissionError) as error:
         bar.empty()  # the message below says how it ended (no full bar for a refusal)
         _show_errors("The import was refused; the store is unchanged.", error)
         return
     except OSError as error:  # the server's disk (full, read-only), not the upload
         bar.empty()
-        st.error("The import could not be written on the server "
-                 f"({escape_markdown(error.strerror or type(error).__name__)}); the store is "
+        reason = escape_markdown(error.strerror or type(error).__name__)
+        st.error(f"The import could not be written on the server ({reason}); the store is "
                  "unchanged. Ask whoever runs the app to free disk space, then upload again.")
         return
     bar.empty()
