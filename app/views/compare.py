@@ -27,9 +27,11 @@ from app.components.live_state import with_live_state
 from app.components.navigation import ANNOTATE
 from app.components.page import (
     GLOSSARY_HELP,
+    flash,
     results_rows,
     say,
     show_bottom_line,
+    show_flash,
     show_rows,
     study_page,
 )
@@ -62,7 +64,7 @@ from evalcore.analysis.stats.correction import CORRECTION_LABELS
 from evalcore.analysis.stats.significance import TEST_LABELS
 from evalcore.contract.measures import FAMILIES, Measure
 from evalcore.contract.results import METRIC_LABELS, METRICS, EvaluationReport
-from evalcore.estimation.pair_estimate import NotEstimable
+from evalcore.estimation.pair_estimate import Estimate, NotEstimable
 from evalcore.estimation.stored import draw_stored_sample, estimate_stored
 from evalcore.report.charts import delta_figure
 from evalcore.report.decision_text import SELECTION_CAUTION
@@ -384,10 +386,10 @@ def _on_draw(study_id: str, candidate: str, baseline: str, measures: list[str]) 
                            seed=int(st.session_state.get("rl_sample_new_seed", 7)),
                            actor=reader())
     except (LookupError, ValueError, PermissionError) as error:
-        st.session_state[_DRAW_MESSAGE] = ("error", f"No sample drawn: {error}")
+        flash(_DRAW_MESSAGE, "error", f"No sample drawn: {error}")
         return
-    st.session_state[_DRAW_MESSAGE] = ("success", f"Sample {name} drawn: label it on the "
-                                                  "Annotate page (queue: a sample).")
+    flash(_DRAW_MESSAGE, "success", f"Sample {name} drawn: label it on the Annotate page "
+                                    "(queue: a sample).")
     st.session_state[SAMPLE_CHOICE] = name
 
 
@@ -417,9 +419,7 @@ def _estimate_section(handle: Study, baseline: str, candidates: list[str],
     st.caption("An estimate is a confidence interval from a random sample of labels: a "
                "different kind of statement from the verdicts above, never evidence and "
                "never decided.")
-    kind, text = st.session_state.pop(_DRAW_MESSAGE, (None, ""))
-    if kind is not None:
-        getattr(st, kind)(escape_markdown(text))
+    show_flash(_DRAW_MESSAGE)
     samples = [s for s in list_samples(handle)
                if (s.run_b == baseline and s.run_a in candidates)
                or (s.run_a == baseline and s.run_b in candidates)]
@@ -458,24 +458,27 @@ def _estimate_section(handle: Study, baseline: str, candidates: list[str],
     except (LookupError, ValueError) as error:
         say("error", f"No estimate from sample {name}: {error}")
         return
-    rows = []
-    for e in found.estimates:  # narrow columns: a phone shows the whole row
-        if isinstance(e, NotEstimable):
-            rows.append({"measure": e.measure, "estimate": "not estimable",
-                         "confidence interval": e.reason, "sampled of unknown units": "",
-                         "labeled · non-response": ""})
-            continue
-        rows.append({"measure": e.measure, "estimate": e.text().split(" (")[0],
-                     "confidence interval": f"{e.level:.0%}: {signed_text(e.lower, 3)} to "
-                                            f"{signed_text(e.upper, 3)}",
-                     "sampled of unknown units": f"{e.n_sampled:,} of {e.n_unknown:,}",
-                     "labeled · non-response": f"{e.n_labeled:,} · {e.n_nonresponse:,}"})
     say("markdown", f"{candidate} vs {baseline} (baseline), sample {name}")
-    st.table(pd.DataFrame(rows).set_index("measure"))
-    methods = sorted({e.method for e in found.estimates if not isinstance(e, NotEstimable)})
-    lines = [e.text() for e in found.estimates if not isinstance(e, NotEstimable)]
-    st.caption(markdown_lines(*map(escape_markdown, [*(f"Method: {m}." for m in methods),
-                                                     *lines])))
+    rows = [_estimate_cells(e) for e in found.estimates]
+    st.table(pd.DataFrame(rows, columns=_ESTIMATE_COLUMNS).set_index("measure"))
+    estimated = [e for e in found.estimates if not isinstance(e, NotEstimable)]
+    methods = [f"Method: {m}." for m in sorted({e.method for e in estimated})]
+    st.caption(markdown_lines(*map(escape_markdown, methods + [e.text() for e in estimated])))
+
+
+#: The estimate table's columns (narrow: a phone shows the whole row).
+_ESTIMATE_COLUMNS = ("measure", "estimate", "confidence interval", "sampled of unknown units",
+                     "labeled · non-response")
+
+
+def _estimate_cells(e: Estimate | NotEstimable) -> tuple[str, ...]:
+    """One measure's row of the estimate table."""
+    if isinstance(e, NotEstimable):
+        return e.measure, "not estimable", e.reason, "", ""
+    interval = f"{e.level:.0%}: {signed_text(e.lower, 3)} to {signed_text(e.upper, 3)}"
+    sampled = f"{e.n_sampled:,} of {e.n_unknown:,}"
+    answered = f"{e.n_labeled:,} · {e.n_nonresponse:,}"
+    return e.measure, e.text().split(" (")[0], interval, sampled, answered
 
 
 study, handle = study_page("Compare runs")
