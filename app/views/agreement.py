@@ -174,15 +174,18 @@ def _conflict_page(listed: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return rows[start:start + CONFLICTS_PER_PAGE]
 
 
-def _heatmap(confusion, colors: str, rows: str, columns: str, hover: str) -> go.Figure:
+def _show_confusion(confusion: list[list[int]], colors: str, rows: str, columns: str,
+                    key: str) -> None:
     """A confusion matrix over the gains: ``rows`` (who is read down) against ``columns``."""
     labels = [str(g) for g in GAIN_CATEGORIES]
-    fig = go.Figure(go.Heatmap(z=confusion, x=labels, y=labels, colorscale=colors, text=confusion,
-                               texttemplate="%{text}",
-                               hovertemplate=f"{hover}: %{{z}} units<extra></extra>"))
-    fig.update_layout(height=380, margin={"t": 30}, xaxis={"title": columns, "type": "category"},
-                      yaxis={"title": rows, "type": "category", "autorange": "reversed"})
-    return fig
+    hover = f"{rows}: %{{y}}, {columns}: %{{x}}: %{{z}} units<extra></extra>"
+    heatmap = go.Heatmap(z=confusion, x=labels, y=labels, colorscale=colors, text=confusion,
+                         texttemplate="%{text}", hovertemplate=hover)
+    fig = go.Figure(heatmap)
+    yaxis = {"title": rows, "type": "category", "autorange": "reversed"}
+    fig.update_layout(height=380, margin={"t": 30}, yaxis=yaxis,
+                      xaxis={"title": columns, "type": "category"})
+    st.plotly_chart(fig, key=key)
 
 
 def _automatic_section(sources: list[SourceAgreement]) -> None:
@@ -208,8 +211,8 @@ def _automatic_section(sources: list[SourceAgreement]) -> None:
                    "rows: human gain, columns: automatic gain. Per grade below: "
                    "human and automatic on those units, and over every unit the "
                    "source judged.")
-    st.plotly_chart(_heatmap(source.confusion, "Oranges", "human gain", "automatic gain",
-                             "human: %{y}, automatic: %{x}"), key="rl_agree_automatic_confusion")
+    _show_confusion(source.confusion, "Oranges", "human gain", "automatic gain",
+                    key="rl_agree_automatic_confusion")
     show_rows(
         {"grade": g, "human": h, "automatic": a, "automatic (all judged)": every}
         for g, h, a, every in zip(GAIN_CATEGORIES, source.human_counts,
@@ -257,8 +260,8 @@ else:
     pair = summary.pairs[chosen]
     say("caption", f"a = {pair.annotator_a}, b = {pair.annotator_b}; "
                    f"{pair.n_units} shared units")
-    st.plotly_chart(_heatmap(pair.confusion, "Blues", "gain by annotator a", "gain by annotator b",
-                             "a: %{y}, b: %{x}"), key="rl_agree_confusion")
+    _show_confusion(pair.confusion, "Blues", "gain by annotator a", "gain by annotator b",
+                    key="rl_agree_confusion")
 
 if summary.per_query:
     st.subheader("Per query")
