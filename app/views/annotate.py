@@ -38,14 +38,20 @@ from app.components.information_need import show_information_need
 from app.components.keyboard import item_keys, new_presses
 from app.components.links import QUERY_PARAM, UNIT_PARAM
 from app.components.page import flash, say, show_flash, study_page
-from app.components.query_picker import picked_query, query_option
 from app.components.query_set_choice import decide_query_set
-from app.components.queue import GRADE_MEANINGS, WalkState, current_item, next_unlabeled, step
-from app.components.safe_text import escape_markdown, highlight_terms, truncate
+from app.components.queue import (
+    GRADE_MEANINGS,
+    WalkState,
+    current_item,
+    next_unlabeled,
+    picked_query,
+    query_option,
+    step,
+)
+from app.components.safe_text import escape_markdown, highlight_terms, snippet, truncate
 from app.components.session import annotator as current_annotator
 from app.components.session import annotator_prompt, get_db, reader
 from app.components.shared_results import shared_result
-from app.components.snippet import snippet
 from app.components.state import cached_pool, study_progress_if_ready
 from evalcore.access.roles import Permission
 from evalcore.annotation.item_token import (
@@ -324,11 +330,11 @@ def _write_label(handles: dict[str, Study], token: ItemToken, gain: int,
 def _try_label(token: ItemToken, gain: int, *, note: str, check_screen: bool,
                from_search: bool = False) -> LabelOutcome | None:
     """The checked write and what the page says about it; None when nothing was written."""
-    db = get_db()
+    db, on_screen = get_db(), _on_screen(token.study_id, token.annotator)
+    checks = {"on_screen": on_screen, "check_screen": check_screen, "note": note}
     try:
         # a store busy with a long write is retried (bounded) before the label is refused
-        outcome = retry_busy(lambda: label_as_shown(db, token, gain, on_screen=_on_screen(
-            token.study_id, token.annotator), check_screen=check_screen, note=note))
+        outcome = retry_busy(lambda: label_as_shown(db, token, gain, **checks))
     except OffScreenError as error:
         _refuse(f"Key {gain} not saved: {error}.")
         return None
@@ -466,10 +472,10 @@ def _on_browse(study_id: str, query_id: str, annotator: str, order: list[str],
 
 
 def _on_mark_complete(study_id: str, query_id: str, annotator: str) -> None:
-    db = get_db()
+    query = {"study_id": study_id, "query_id": query_id, "actor": annotator}
+    reason = "every pooled item labeled"
     try:
-        retry_busy(lambda: mark_pool_complete(db, study_id=study_id, query_id=query_id,
-                                              actor=annotator, reason="every pooled item labeled"))
+        retry_busy(lambda: mark_pool_complete(get_db(), **query, reason=reason))
     except (PoolNotFullyLabeledError, *_write_errors()) as error:
         flash(_FLASH_KEY, "error", str(error))
         return
@@ -477,11 +483,10 @@ def _on_mark_complete(study_id: str, query_id: str, annotator: str) -> None:
 
 
 def _on_reopen(study_id: str, query_id: str, annotator: str, reason_key: str) -> None:
-    db = get_db()
+    query = {"study_id": study_id, "query_id": query_id, "actor": annotator}
     reason = str(st.session_state.get(reason_key, "")).strip()
     try:
-        retry_busy(lambda: reopen(db, study_id=study_id, query_id=query_id, actor=annotator,
-                                  reason=reason))
+        retry_busy(lambda: reopen(get_db(), **query, reason=reason))
     except _write_errors() as error:
         flash(_FLASH_KEY, "error", str(error))
         return
@@ -653,17 +658,16 @@ def _decide_target(handle: Study) -> DecideTarget | None:
         st.selectbox("Run A", runs, key=RUN_A_KEY, persist_state="session")
         st.selectbox("Run B", runs, key=RUN_B_KEY, persist_state="session")
         st.selectbox("Measure", measures, key=MEASURE_KEY, persist_state="session")
+    chosen = (st.session_state[key] for key in (RUN_A_KEY, RUN_B_KEY, MEASURE_KEY))
     try:
-        target = decide_target(handle, st.session_state[RUN_A_KEY], st.session_state[RUN_B_KEY],
-                               st.session_state[MEASURE_KEY])
+        target = decide_target(handle, *chosen)
     except TargetError as error:
         say("error", f"{error}.")
         return None
     for name in (QUERY_PARAM, UNIT_PARAM):
         set_param(name, "")
-    wanted = dict(zip(DECIDE_PARAMS, (DECIDE, target.run_a, target.run_b, target.measure),
-                      strict=True))
-    for name, value in wanted.items():
+    values = (DECIDE, target.run_a, target.run_b, target.measure)
+    for name, value in zip(DECIDE_PARAMS, values, strict=True):
         set_param(name, value)
     st.session_state[_ADDRESS_DECIDE_KEY] = _address_decide()
     return target
@@ -1011,8 +1015,8 @@ def _buttons(token: ItemToken, order: list[str] | None) -> None:
     showing = token.showing
     with st.container(horizontal=True, gap="small"):
         for gain in GRADE_MEANINGS:
-            st.button(grade_label(gain), key=f"grade_{gain}_{showing}",
-                      on_click=_on_grade, args=(token, gain, order))
+            key = f"grade_{gain}_{showing}"
+            st.button(grade_label(gain), key=key, on_click=_on_grade, args=(token, gain, order))
     with st.container(horizontal=True, gap="small"):
         st.button("Skip · S", key=f"skip_{showing}",
                   on_click=_on_pass, args=(token, order, False))
@@ -1034,10 +1038,10 @@ def _undo_and_browse(sid: str, annotator: str, query_id: str | None = None,
                       on_click=_on_undo, args=(sid, query_id, annotator))
         if order is None:  # the to-decide queue is walked by labels, not browsed
             return
-        st.button("Previous", key="previous", shortcut="P",
-                  on_click=_on_browse, args=(sid, query_id, annotator, order, current, -1))
-        st.button("Next", key="next", shortcut="N",
-                  on_click=_on_browse, args=(sid, query_id, annotator, order, current, 1))
+        browse = (sid, query_id, annotator, order, current)
+        for label, delta in (("Previous", -1), ("Next", 1)):
+            st.button(label, key=label.lower(), shortcut=label[0], on_click=_on_browse,
+                      args=(*browse, delta))
 
 
 def _completeness(handle: Study, query_id: str, annotator: str, qp: QueryProgress) -> None:
