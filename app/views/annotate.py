@@ -17,7 +17,7 @@ shows the newer label and asks. The open query changes only by the annotator's o
 """
 
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from functools import partial
 
 import streamlit as st
@@ -108,13 +108,13 @@ SEARCH_KEY = "rl_search"
 _FLASH_KEY = "_rl_flash"
 #: A second message for what a label did beyond saving (a conflict, a reopened query).
 _NOTICE_KEY = "_rl_notice"
-#: (study, annotator) -> the ItemToken of the item this session has on screen.
+#: (study, annotator) -> the ItemToken of the item this session has on screen; and the one
+#: last on screen (numbers its next showing).
 _SCREEN_KEY = "_rl_screen"
-#: (study, annotator) -> the ItemToken last on screen (numbers its next showing).
+_LAST_SHOWN_KEY = "_rl_last_shown"
 #: ItemToken -> the screen id sent to the browser with it, and back (what a key press names).
 _SCREEN_IDS_KEY = "_rl_screen_ids"
 _SCREEN_TOKENS_KEY = "_rl_screen_tokens"
-_LAST_SHOWN_KEY = "_rl_last_shown"
 #: A refused label waiting for the annotator's decision (the item changed since shown).
 _CONFIRM_KEY = "_rl_confirm"
 #: Label event ids this session wrote (a refusal caused only by them is a double press).
@@ -152,17 +152,17 @@ def _write_errors() -> tuple[type[BaseException], ...]:
 
 def _walk(handle: Study, annotator: str, query_id: str) -> WalkState:
     """This session's walk through the query (can't-judge marks of earlier sessions included)."""
-    return _walk_in(lambda: handle, handle.study_id, annotator, query_id)
+    return _walk_in({handle.study_id: handle}, handle.study_id, annotator, query_id)
 
 
-def _walk_in(opened: Callable[[], Study], study_id: str, annotator: str,
+def _walk_in(handles: dict[str, Study], study_id: str, annotator: str,
              query_id: str) -> WalkState:
-    """The walk, read through ``opened()`` only when this session has none yet (a callback
+    """The walk, read through :func:`_reads` only when this session has none yet (a callback
     that only moves the cursor then opens no handle)."""
     walks: dict = st.session_state.setdefault("_rl_walks", {})
     key = (study_id, annotator, query_id)
     if key not in walks:
-        handle = opened()
+        handle = _reads(handles, study_id)
         walks[key] = WalkState(
             skipped=[u for u, d in drafts(handle, query_id, annotator).items() if d.skipped],
             cant_judge=cant_judge_units(handle, query_id, annotator),
@@ -318,8 +318,7 @@ def _write_label(handles: dict[str, Study], token: ItemToken, gain: int,
     if order is None:
         st.session_state[_DECIDE_LAST_KEY] = token.query_id
         return
-    walk = _walk_in(partial(_reads, handles, token.study_id), token.study_id, token.annotator,
-                    token.query_id)
+    walk = _walk_in(handles, token.study_id, token.annotator, token.query_id)
     if token.unit_id in walk.skipped:
         walk.skipped.remove(token.unit_id)
     mine = _mine(_reads(handles, token.study_id), token.query_id, token.annotator)
@@ -426,7 +425,7 @@ def _pass(handles: dict[str, Study], token: ItemToken, order: list[str] | None,
         return
     if order is None:  # the to-decide queue: passed items come back when nothing else is left
         st.session_state.setdefault(_DECIDE_PASSED_KEY, set()).add((sid, query_id, unit_id))
-    walk = _walk_in(partial(_reads, handles, sid), sid, annotator, query_id)
+    walk = _walk_in(handles, sid, annotator, query_id)
     if cant_judge:
         if unit_id not in walk.cant_judge:
             walk.cant_judge.append(unit_id)
@@ -461,14 +460,13 @@ def _on_undo(study_id: str, query_id: str, annotator: str) -> None:
         flash(_FLASH_KEY, "info", "Nothing to undo on this query.")
         return
     _own_events().add(event.event_id)
-    _walk_in(partial(_reads, {}, study_id), study_id, annotator, query_id).cursor = event.unit_id
+    _walk_in({}, study_id, annotator, query_id).cursor = event.unit_id
     flash(_FLASH_KEY, "toast", f"Undone: your last label on {event.unit_id}")
 
 
 def _on_browse(study_id: str, query_id: str, annotator: str, order: list[str],
                current: str | None, delta: int) -> None:
-    _walk_in(partial(_reads, {}, study_id), study_id, annotator,
-             query_id).cursor = step(order, current, delta)
+    _walk_in({}, study_id, annotator, query_id).cursor = step(order, current, delta)
 
 
 def _on_mark_complete(study_id: str, query_id: str, annotator: str) -> None:
@@ -643,8 +641,7 @@ def _decide_target(handle: Study) -> DecideTarget | None:
         st.info(f"The to-decide queue compares two runs; this study has {len(runs)}. "
                 "Create or import runs on the Data page.")
         return None
-    default_a, default_b = _default_target(runs)
-    for key, default in ((RUN_A_KEY, default_a), (RUN_B_KEY, default_b)):
+    for key, default in zip((RUN_A_KEY, RUN_B_KEY), runs[:2], strict=True):  # the defaults
         if st.session_state.get(key) not in runs:
             st.session_state[key] = default
     measures = list(DECIDE_MEASURES)
@@ -736,8 +733,8 @@ def _queue_item(handle: Study, token: ItemToken, position: str) -> None:
     show_information_need(handle, token.query_id, expanded=False)
     _confirm(token, None)
     ranks = {p.unit_id: p.ranks for p in cached_pool(handle, token.query_id)}
-    doc = _item_head(handle, query_text, token, position, ranks,
-                     _mine(handle, token.query_id, token.annotator), None)
+    mine = _mine(handle, token.query_id, token.annotator)
+    doc = _item_head(handle, query_text, token, position, ranks, mine, None)
     _buttons(token, None)
     _undo_and_browse(token.study_id, token.annotator)
     _note_and_text(handle, token, doc, query_text)
@@ -790,9 +787,8 @@ def _sample_workspace(handle: Study, annotator: str) -> None:
     passed = sum(1 for u in queue if u.state == "non-response")
     with st.container():
         _show_messages()
-    st.progress((labeled + passed) / len(queue) if queue else 1.0,
-                text=f"Sample {name}: {labeled} labeled, {passed} non-response, "
-                     f"{len(waiting)} to label of {len(queue)} units")
+    _progress(labeled + passed, len(queue), f"Sample {name}: {labeled} labeled, {passed} "
+              f"non-response, {len(waiting)} to label of {len(queue)} units")
     st.caption("The sample's units come in its order (no choosing). Skip and can't judge "
                "are recorded as non-response: the estimate takes them at their worst case.")
     with st.container(border=True):
@@ -848,17 +844,14 @@ def _workspace(handle: Study, query_id: str, annotator: str,
     show_information_need(handle, query_id, expanded=True)
     qp = query_progress(handle, query_id, annotator)
     with st.container(horizontal=True):  # side by side even on a phone: one line, not two
-        st.progress(qp.mine / qp.pooled if qp.pooled else 1.0,
-                    text=f"This query: you labeled {qp.mine} of {qp.pooled} pooled items"
-                         + (f" ({qp.conflicts} in conflict between annotators)"
-                            if qp.conflicts else ""))
+        conflicts = f" ({qp.conflicts} in conflict between annotators)" if qp.conflicts else ""
+        _progress(qp.mine, qp.pooled,
+                  f"This query: you labeled {qp.mine} of {qp.pooled} pooled items{conflicts}")
         if study_progress is None:
             st.caption("Study: your progress is being counted…")
         else:
-            st.progress(study_progress.mine / study_progress.pooled
-                        if study_progress.pooled else 1.0,
-                        text=f"Study: you labeled {study_progress.mine:,} of "
-                             f"{study_progress.pooled:,} pooled items")
+            labeled, pooled = study_progress.mine, study_progress.pooled
+            _progress(labeled, pooled, f"Study: you labeled {labeled:,} of {pooled:,} pooled items")
     _show_messages()
 
     with st.container(border=True):
@@ -885,6 +878,11 @@ def _workspace(handle: Study, query_id: str, annotator: str,
 
     _completeness(handle, query_id, annotator, qp)
     _search(handle, query_id, query_text, annotator, set(order))
+
+
+def _progress(done: int, total: int, text: str) -> None:
+    """A progress bar of ``done`` out of ``total`` (full when there is nothing to do)."""
+    st.progress(done / total if total else 1.0, text=text)
 
 
 def _note_and_text(handle: Study, token: ItemToken, doc: tuple[str, str] | None,
