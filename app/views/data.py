@@ -169,56 +169,56 @@ def _import_section(study_id: str) -> None:
     say("success", "\n".join(summary.lines()))
 
 
-def _lexical_section(handle: Study, study_org: str | None) -> None:
-    db = get_db()
-    study_id = handle.study_id
-    st.subheader("Create a lexical run")
-    st.caption("BM25 over the study's corpus (SQLite FTS5). The protocol is pinned first: the "
-               "visible documents and their fingerprint are recorded, and the run is refused "
-               "if the corpus changes afterwards.")
-    orgs = organisation_ids(db)
-    references = [r.name for r in list_references(handle)]
+def _lexical_form(handle: Study, study_org: str | None) -> tuple[str, dict] | None:
+    """The lexical run form: the run's name and its protocol, once submitted."""
+    orgs = organisation_ids(handle.db)
+    references = [""] + [r.name for r in list_references(handle)]
     with st.form("lexical_form"):
         a, b = st.columns(2)
         name = a.text_input("Protocol and run name", placeholder="bm25-title-2x")
         top_k = b.number_input("top_k (the run's k)", min_value=1, max_value=MAX_TOP_K, value=10)
         default_orgs = [study_org] if study_org in orgs else orgs
         organisations = a.multiselect("Visible organisations", orgs, default=default_orgs)
-        cutoff_day = b.date_input("Historical cutoff (UTC, end of day)",
-                                  value=datetime.now(UTC).date())
-        title_weight = a.number_input("BM25 title weight", min_value=0.0, max_value=1000.0,
-                                      value=1.0)
-        text_weight = b.number_input("BM25 text weight", min_value=0.0, max_value=1000.0,
-                                     value=1.0)
-        reference = a.selectbox("Reference version (optional)", [""] + references,
+        today = datetime.now(UTC).date()
+        cutoff_day = b.date_input("Historical cutoff (UTC, end of day)", value=today)
+        weights = {field: float(column.number_input(f"BM25 {field} weight", min_value=0.0,
+                                                    max_value=1000.0, value=1.0))
+                   for field, column in (("title", a), ("text", b))}
+        reference = a.selectbox("Reference version (optional)", references,
                                 format_func=lambda name: name or "none")
-        submitted = st.form_submit_button("Pin and run", type="primary")
-    if submitted:
-        cutoff = datetime.combine(cutoff_day, time(23, 59, 59), tzinfo=UTC)
-        protocol = {
-            "method": "lexical",
-            "top_k": int(top_k),
-            "cutoff": cutoff.isoformat().replace("+00:00", "Z"),
-            "organisations": organisations,
-            "weights": {"title": float(title_weight), "text": float(text_weight)},
-        }
-        if reference:
-            protocol["reference_version"] = reference
+        if not st.form_submit_button("Pin and run", type="primary"):
+            return None
+    cutoff = datetime.combine(cutoff_day, time(23, 59, 59), tzinfo=UTC)
+    protocol = {"method": "lexical", "top_k": int(top_k),
+                "cutoff": cutoff.isoformat().replace("+00:00", "Z"),
+                "organisations": organisations, "weights": weights}
+    if reference:
+        protocol["reference_version"] = reference
+    return name.strip(), protocol
+
+
+def _lexical_section(handle: Study, study_org: str | None) -> None:
+    st.subheader("Create a lexical run")
+    st.caption("BM25 over the study's corpus (SQLite FTS5). The protocol is pinned first: the "
+               "visible documents and their fingerprint are recorded, and the run is refused "
+               "if the corpus changes afterwards.")
+    submitted = _lexical_form(handle, study_org)
+    if submitted is not None:
+        name, protocol = submitted
+        db, who = get_db(), {"study_id": handle.study_id, "actor": _actor()}
         bar = st.progress(0.1, text="Pinning the protocol…")
         try:
-            pin_protocol(db, study_id=study_id, name=name.strip(),
-                         protocol=parse_protocol(protocol, source="protocol form"),
-                         actor=_actor())
+            pin_protocol(db, name=name, protocol=parse_protocol(protocol, source="protocol form"),
+                         **who)
             bar.progress(0.4, text="Ranking every query…")
             with reporting(StreamlitProgress(bar)):
-                run = execute_protocol(db, study_id=study_id, protocol_name=name.strip(),
-                                       run_name=name.strip(), actor=_actor())
+                run = execute_protocol(db, protocol_name=name, run_name=name, **who)
         except RetrievalRefused as refusal:
             bar.empty()  # the message below says how it ended (no full bar for a refusal)
             _show_errors("The run was refused; nothing was stored.", refusal)
             return
         except (InputErrors, ValueError, PermissionError, ProtocolNotFoundError) as error:
-            bar.empty()  # the message below says how it ended (no full bar for a refusal)
+            bar.empty()
             _show_errors("The run was not created.", error)
             return
         bar.empty()
