@@ -151,6 +151,20 @@ class _Pair(NamedTuple):
     queries: tuple[str, ...] | None
 
 
+class _Choice(NamedTuple):
+    """What the page compares: the baseline, the candidates, the measures, the reference
+    (None: the working labels) and the query set's ids (None: every query of the study)."""
+
+    baseline: str
+    candidates: list[str]
+    measures: list[str]
+    reference: str | None
+    queries: tuple[str, ...] | None
+
+    def pair(self, candidate: str) -> _Pair:
+        return _Pair(candidate, self.baseline, tuple(self.measures), self.reference, self.queries)
+
+
 def _pair_comparison(handle: Study, pair: _Pair, *, large: bool) -> PairComparison:
     """The pair's verdicts, queues, paired tests and compatibility numbers, computed once
     per store state and choice and shared by every session. On a ``large`` study, until
@@ -317,24 +331,21 @@ def _accept_checkbox() -> None:
                      "one) cannot be shown to have searched the same corpus.")
 
 
-def _bottom_line_section(handle: Study, baseline: str, candidates: list[str],
-                         measures: list[str], reference: str | None, texts: dict[str, str],
-                         *, large: bool, queries: tuple[str, ...] | None, over: str) -> None:
+def _bottom_line_section(handle: Study, choice: _Choice, texts: dict[str, str], *, large: bool,
+                         over: str) -> None:
     """First: per candidate, the bottom line (sentence and compact table); then the labels
     that would settle each open measure, the paired tests (caution once) and, apart, the
-    trec_eval-compatible numbers. Every difference is candidate − baseline. ``queries``: the
-    query set's ids (None: every query of the study), ``over`` the words naming it, said
-    under the bottom lines."""
+    trec_eval-compatible numbers. Every difference is candidate − baseline. ``over``: the
+    words naming the query set, said under the bottom lines."""
+    baseline = choice.baseline
     st.subheader("Bottom line", help=GLOSSARY_HELP)
-    if not measures:
+    if not choice.measures:
         st.info("Choose at least one measure.")
         return
     pairs: list[PairComparison] = []
-    for candidate in candidates:
+    for candidate in choice.candidates:
         try:
-            pc = _pair_comparison(
-                handle, _Pair(candidate, baseline, tuple(measures), reference, queries),
-                large=large)
+            pc = _pair_comparison(handle, choice.pair(candidate), large=large)
         except (LookupError, ValueError) as error:
             say("error", f"No verdict for {candidate}: {error}")
             continue
@@ -343,7 +354,7 @@ def _bottom_line_section(handle: Study, baseline: str, candidates: list[str],
     say("caption", over)
     for note in pairs[0].notes if pairs else []:  # the corpus size bounding open populations
         say("caption", f"Note: {note}.")
-    if reference is None:
+    if choice.reference is None:
         st.caption("Working labels: these verdicts and numbers change as labeling goes on. "
                    "Freeze a reference version on the Reports page for numbers you can defend.")
     if not pairs:
@@ -353,8 +364,7 @@ def _bottom_line_section(handle: Study, baseline: str, candidates: list[str],
         "Annotate page working through them."))
     for pc in pairs:
         if any(item.queue is None for item in pc.measures):
-            _pending_parts(handle.study_id,
-                           _Pair(pc.run_a, baseline, tuple(measures), reference, queries))
+            _pending_parts(handle.study_id, choice.pair(pc.run_a))
             continue
         lines = bottom_line(pc).measures
         shown = [(item, line) for item, line in zip(pc.measures, lines, strict=True)
@@ -407,11 +417,10 @@ def _draw_form(study_id: str, candidate: str, baseline: str, measures: list[str]
                   on_click=_on_draw, args=(study_id, candidate, baseline, measures))
 
 
-def _estimate_section(handle: Study, baseline: str, candidates: list[str],
-                      measures: list[str], reference: str | None,
-                      queries: tuple[str, ...] | None) -> None:
+def _estimate_section(handle: Study, choice: _Choice) -> None:
     """"Estimate instead": a stored sample's estimates, apart from the decided verdicts
     above (contract section 13: never evidence, never decided)."""
+    baseline, candidates, measures, reference, queries = choice
     if not st.toggle("Estimate instead", key="rl_compare_estimate",
                      help=GLOSSARY["estimated"]):
         return
@@ -544,10 +553,9 @@ except QuerySetError as error:
     st.stop()
 queries = None if query_set.scope is None else tuple(query_set.scope)
 over = query_set.record().describe().replace("queries: ", "Over ", 1)
-_bottom_line_section(handle, same[0], same[1:], measures, reference, texts, large=large,
-                     queries=queries, over=over)
-
-_estimate_section(handle, same[0], same[1:], measures, reference, queries)
+choice = _Choice(same[0], same[1:], measures, reference, queries)
+_bottom_line_section(handle, choice, texts, large=large, over=over)
+_estimate_section(handle, choice)
 
 st.subheader("Every chosen run")
 _accept_checkbox()
