@@ -53,8 +53,8 @@ def _on_adjudicate(study_id: str, query_id: str, unit_id: str, key: str) -> None
         flash(_FLASH, "error", f"Not adjudicated: choose a gain for {unit_id} on {query_id} first")
         return
     try:
-        retry_busy(lambda: adjudicate(get_db(), study_id=study_id, query_id=query_id,
-                                      unit_id=unit_id, gain=gain, reviewer=reviewer, note=note))
+        item = {"study_id": study_id, "query_id": query_id, "unit_id": unit_id}
+        retry_busy(lambda: adjudicate(get_db(), **item, gain=gain, reviewer=reviewer, note=note))
     except (ValueError, PermissionError, *database_errors()) as error:
         flash(_FLASH, "error", f"Not adjudicated: {error}")
         return
@@ -213,11 +213,9 @@ def _automatic_section(sources: list[SourceAgreement]) -> None:
                    "source judged.")
     _show_confusion(source.confusion, "Oranges", "human gain", "automatic gain",
                     key="rl_agree_automatic_confusion")
-    show_rows(
-        {"grade": g, "human": h, "automatic": a, "automatic (all judged)": every}
-        for g, h, a, every in zip(GAIN_CATEGORIES, source.human_counts,
-                                  source.automatic_counts, source.automatic_all_counts,
-                                  strict=True))
+    counts = (source.human_counts, source.automatic_counts, source.automatic_all_counts)
+    show_rows({"grade": g, "human": h, "automatic": a, "automatic (all judged)": every}
+              for g, h, a, every in zip(GAIN_CATEGORIES, *counts, strict=True))
 
 
 study, handle = study_page("Annotator agreement")
