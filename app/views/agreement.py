@@ -102,7 +102,8 @@ def _context(handle: Study, ctx: ConflictContext) -> None:
             with st.expander("Full text"):
                 say("markdown", text)
     for j in ctx.judgements:
-        said = f"{j.annotator} said {j.gain} ({GRADE_MEANINGS.get(j.gain, '')}) · {_when(j.created_at)}"
+        meaning = GRADE_MEANINGS.get(j.gain, "")
+        said = f"{j.annotator} said {j.gain} ({meaning}) · {_when(j.created_at)}"
         note = f"note: {j.note}" if j.note else "no note"
         st.markdown("- " + escape_markdown(said) + "  \n  " + escape_markdown(note))
     for source, gain in ctx.automatic.items():

@@ -971,7 +971,8 @@ def _item_head(handle: Study, query_text: str, token: ItemToken, position: str,
     doc = get_document(get_db(), corpus_id, unit_id)
     facts = [position, unit_id]
     if order is not None and st.session_state.get(UNBLIND_KEY):  # the queues have no toggle
-        facts.append(", ".join(f"rank {r} in {run}" for run, r in sorted(ranks.get(unit_id, {}).items())))
+        runs = sorted(ranks.get(unit_id, {}).items())
+        facts.append(", ".join(f"rank {r} in {run}" for run, r in runs))
     if unit_id in mine:
         facts.append(f"your label: {mine[unit_id]} ({GRADE_MEANINGS[mine[unit_id]]})")
         note = _own_note(handle, query_id, unit_id, token.annotator)

@@ -180,7 +180,8 @@ def _render_cards(state: LiveDashboard, seconds: float, changed: bool):
     codes = sorted({code for run in state.run_names for m in state.measures
                     for code in getattr(state.measure_aggregate(run, m), "reasons", {})})
     if codes:  # what each reason the cards name means, right under them
-        st.caption(escape_markdown("; ".join(f"{reason_words(c)}: {reason_text(c)}" for c in codes)))
+        meanings = [f"{reason_words(c)}: {reason_text(c)}" for c in codes]
+        st.caption(escape_markdown("; ".join(meanings)))
     st.caption(
         "A card shows the mean only when every query has the metric; otherwise it says how "
         "many queries are missing and why (no mean of the rest is ever shown), and the "

@@ -356,7 +356,7 @@ def _new_study_section(expanded: bool) -> None:
         corpus_id = b.text_input("Corpus id", placeholder="acme-kb",
                                  help="Studies naming the same corpus share its documents.")
         name = a.text_input("Name")
-        threshold = b.number_input("Relevant when gain ≥", min_value=1, max_value=MAX_GAIN, value=1)
+        threshold = b.number_input("Relevant when gain ≥", min_value=1, max_value=MAX_GAIN)
         org = a.text_input("Organisation (optional)",
                            help="A corpus that belongs to an organisation is open only to "
                                 "studies of that organisation, created by its members.")

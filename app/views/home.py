@@ -112,7 +112,8 @@ else:
 st.subheader("Queries")
 # the study and annotator part of every row's address, encoded once (10,000 rows on a
 # large study): the same address as urlencode(address_params(query=qid))
-here = "annotate?" + "".join(f"{part}&" for part in [urlencode(address_params())] if part) + "query="
+session_params = urlencode(address_params())
+here = f"annotate?{session_params}&query=" if session_params else "annotate?query="
 # "annotate": a real address, opening the query on the Annotate page (in a new tab)
 rows = [{"query": qid, "annotate": here + quote_plus(qid), "text": queries.get(qid, "")}
         for qid in (queries if progress is None else progress.queries)]
