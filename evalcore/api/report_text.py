@@ -163,12 +163,12 @@ def _blocking_texts(result: BatchResult, name: str, listed: dict[str, Any]) -> l
     (the same for every measure: made once, into ``listed``)."""
     units, starts, counts = result.blocking_units(name)
     if not listed:
-        joined = '","'.join(units)
-        if units and len(_string(joined)) == len(joined) + 2:  # nothing escaped: as they are
-            text, items, extra = f'"{joined}",', units, 3  # (quotes and comma)
+        together = "".join(units)
+        if len(_string(together)) == len(together) + 2:  # nothing escaped: as they are
+            text, items, extra = '"' + '","'.join(units) + '",', units, 3  # (quotes, comma)
         else:
             items = list(map(_string, units))
-            text, extra = "".join(item + "," for item in items), 1
+            text, extra = ",".join(items) + ",", 1
         ends = np.zeros(len(items) + 1, dtype=np.int64)
         np.cumsum(np.fromiter(map(len, items), dtype=np.int64, count=len(items)), out=ends[1:])
         ends += np.arange(len(items) + 1) * extra

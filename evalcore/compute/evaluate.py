@@ -257,12 +257,9 @@ class BatchResult:
         found = self._blocking_cache.get(key)
         if found is None:
             units, starts = self._unlabeled_units
-            counts = self._blocking_counts(limit)
-            found = self._blocking_cache[key] = {
-                q: units[a : a + c]
-                for q, (a, c) in enumerate(zip(starts.tolist(), counts.tolist(), strict=False))
-                if c
-            }
+            found = self._blocking_cache[key] = _by_query(
+                units, self._blocking_counts(limit), starts[:-1]
+            )
         return found
 
     def _unlabeled_mask(self, limit: np.ndarray) -> np.ndarray:
@@ -301,26 +298,23 @@ class BatchResult:
 
     def _units_at(self, mask: np.ndarray) -> dict[int, list[str]]:
         """Per query, the unit IDs of the flat positions where ``mask`` holds, in rank order."""
-        r = self.ranking
         at = np.flatnonzero(mask)
-        if at.size == 0:
-            return {}
-        names = self._names_at(at)
-        return {q: names[lo:hi] for q, lo, hi in _query_spans(r.query[at])}
+        counts = np.bincount(self.ranking.query[at], minlength=len(self.batch))
+        return _by_query(self._names_at(at), counts, np.cumsum(counts) - counts)
 
     def _names_at(self, at: np.ndarray) -> list[str]:
         """The unit IDs at the flat positions ``at`` (ascending)."""
         units = self.batch.top_units
-        names_at = getattr(units, "names_at", None)  # units read by flat position, in bulk
-        if names_at is not None or not at.size:
-            return names_at(at) if at.size else []
+        if not at.size:
+            return []
+        if hasattr(units, "names_at"):  # units read by flat position, in bulk
+            return units.names_at(at)
         r = self.ranking
-        local = (r.rank[at] - 1).tolist()
-        names: list[str] = []
-        for q, lo, hi in _query_spans(r.query[at]):
-            top = units[q]
-            names += [top[j] for j in local[lo:hi]]
-        return names
+        tops: dict[int, Sequence[str]] = {}  # (a query's units made once)
+        return [
+            (tops[q] if q in tops else tops.setdefault(q, units[q]))[j]
+            for q, j in zip(r.query[at].tolist(), (r.rank[at] - 1).tolist(), strict=True)
+        ]
 
     def _conflict_ids(self, m: MeasureArrays) -> dict[int, list[str]]:
         """Per query, the units in conflict that block ``m``: those in 1..k before its
@@ -374,11 +368,10 @@ class BatchResult:
         )
 
 
-def _query_spans(query: np.ndarray) -> zip[tuple[int, int, int]]:
-    """(query, first, end) of each stretch of equal values of ``query`` (grouped)."""
-    starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
-    edges = np.append(starts, query.size).tolist()
-    return zip(query[starts].tolist(), edges[:-1], edges[1:], strict=True)
+def _by_query(names: list[str], counts: np.ndarray, starts: np.ndarray) -> dict[int, list[str]]:
+    """Per query with any, its ``counts[q]`` names from ``names[starts[q]]`` on."""
+    listed = zip(starts.tolist(), counts.tolist(), strict=True)
+    return {q: names[a : a + c] for q, (a, c) in enumerate(listed) if c}
 
 
 _AVAILABLE = {
