@@ -210,7 +210,8 @@ def _mix(x: np.ndarray) -> None:
 
 def as_strings(words: np.ndarray) -> list[str]:
     """Word rows back to their text (UTF-8, validated before; a field holds no NUL, so the
-    rows are decoded as one text joined and split at NULs, not row by row)."""
+    rows are decoded in bulk, not row by row: ASCII as UCS-4 rows, else as one text joined
+    and split at NULs)."""
     if not len(words):
         return []
     data = np.ascontiguousarray(words)
