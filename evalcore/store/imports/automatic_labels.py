@@ -121,8 +121,8 @@ def import_automatic_labels(
     refuse_long_ids((i for _, q, u, _ in rows for i in (q, u)), file=text.name, source=text)
     with write_transaction(db):  # refused before anything is staged
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
-        check_known_ids(db, study.corpus_id, (u for _, _, u, _ in rows), file=text.name,
-                        allow_unknown=allow_unknown_ids, source=text)
+        check_known_ids(db, study.corpus_id, (u for _, _, u, _ in rows), text,
+                        allow_unknown=allow_unknown_ids)
     write_automatic_import(
         db, study_id=study_id, source=name, file=Path(text.name).name, format=format,
         labels=[(q, u, g) for _, q, u, g in rows], actor=actor,

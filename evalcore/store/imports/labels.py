@@ -70,9 +70,9 @@ def import_labels(
                             rows=len(parsed.rows), warnings=parsed.warnings, notes=parsed.notes)
     with write_transaction(db):
         handle = open_study(db, study_id, actor, Permission.IMPORT)
-        check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,
-                        allow_unknown=allow_unknown_ids, source=text)
-        write_label_events(handle, events, f"import of {text.name}", summary)
+        check_known_ids(db, study.corpus_id, (e.unit_id for e in events), text,
+                        allow_unknown=allow_unknown_ids)
+        write_label_events(handle, events, summary)
         summary.queries = len({e.query_id for e in events})
         summary.audit(db, actor, imported_by=actor, kept_annotators=keep_annotators)
     return summary

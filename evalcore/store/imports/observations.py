@@ -123,13 +123,11 @@ def import_observations(
         if name:
             summary.refuse_run_taken(db, "choose another name with --run, or --run '' to import "
                                          "labels only")
-        check_known_ids(
-            db, study.corpus_id,
-            [*(e.unit_id for e in events), *(u for o in observations for u in o.returned_ids)],
-            file=text.name, allow_unknown=allow_unknown_ids, source=text,
-        )
+        returned = (u for o in observations for u in o.returned_ids)
+        check_known_ids(db, study.corpus_id, [*(e.unit_id for e in events), *returned], text,
+                        allow_unknown=allow_unknown_ids)
         summary.queries = register_queries(db, study_id, (o.query_id for o in observations))
-        write_label_events(handle, events, f"import of {text.name}", summary)
+        write_label_events(handle, events, summary)
         summary.completeness_events = mark_queries_complete(
             db, study_id=study_id,
             query_ids=(o.query_id for o in observations if o.population_complete),

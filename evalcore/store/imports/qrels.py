@@ -82,9 +82,9 @@ def import_qrels(
                             warnings=list(qrels.notes), notes=text.notes())
     with write_transaction(db):
         handle = open_study(db, study_id, actor, Permission.IMPORT)
-        check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,
-                        what="document", allow_unknown=allow_unknown_ids, source=text)
-        write_label_events(handle, events, f"import of {text.name}", summary)
+        check_known_ids(db, study.corpus_id, (e.unit_id for e in events), text,
+                        what="document", allow_unknown=allow_unknown_ids)
+        write_label_events(handle, events, summary)
         summary.queries = len(qrels.doc_ids)
         if complete:
             summary.completeness_events = mark_queries_complete(

@@ -89,8 +89,7 @@ def import_run(
     # Read-only checks before any write lock is taken.
     summary.refuse_run_taken(db, "choose another name with --name")
     check_known_ids(db, study.corpus_id, (d for docs in run.doc_ids.values() for d in docs),
-                    file=text.name, what="document", allow_unknown=allow_unknown_ids,
-                    source=text)
+                    text, what="document", allow_unknown=allow_unknown_ids)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         run_id = stage_run(db, actor=actor, study_id=study_id, name=run_name, source="imported",

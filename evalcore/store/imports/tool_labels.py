@@ -60,8 +60,8 @@ def import_tool_labels(
         handle = open_study(db, study_id, actor, Permission.IMPORT)
         ids = _query_ids(handle, parsed.ratings, fmt, text.name)
         events = [NewEvent(ids[r.query], r.doc_id, "label", r.gain, who) for r in parsed.ratings]
-        check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,
-                        what="document", allow_unknown=allow_unknown_ids, source=text)
+        check_known_ids(db, study.corpus_id, (e.unit_id for e in events), text,
+                        what="document", allow_unknown=allow_unknown_ids)
         known = query_texts(handle, ids.values())
         new_texts = {ids[r.query]: r.query_text for r in parsed.ratings
                      if r.query_text and not known.get(ids[r.query])}
@@ -71,7 +71,7 @@ def import_tool_labels(
             "WHERE queries.text = ''",
             [(study_id, q, t) for q, t in new_texts.items()],
         )
-        write_label_events(handle, events, f"import of {text.name}", summary)
+        write_label_events(handle, events, summary)
         summary.queries = len(set(ids.values()))
         summary.audit(db, actor)
     return summary
