@@ -300,10 +300,9 @@ def adjudicate(
 
 def label_history(study: Study, query_id: str, unit_id: str | None = None) -> list[LabelEvent]:
     """Every label event of the query (or of one unit), oldest first."""
-    if unit_id is None:
-        return _events(study.db, "study_id = ? AND query_id = ?", [study.study_id, query_id])
-    return _events(study.db, "study_id = ? AND query_id = ? AND unit_id = ?",
-                   [study.study_id, query_id, unit_id])
+    one_unit = "" if unit_id is None else " AND unit_id = ?"
+    params = [study.study_id, query_id, *([] if unit_id is None else [unit_id])]
+    return _events(study.db, "study_id = ? AND query_id = ?" + one_unit, params)
 
 
 def has_labels_from(study: Study, source: str) -> bool:
