@@ -210,13 +210,11 @@ def run_judging(db: sqlite_utils.Database, plan: JudgePlan, client: ChatClient, 
         """Count one call's outcome and keep its grade."""
         try:
             reply = call.result()
-        except EndpointRefused as refused:
-            summary.calls += 1
-            summary.failures[refused.reason] += 1
-            summary.stopped = summary.stopped or str(refused)
         except CallFailed as failed:
             summary.calls += 1
             summary.failures[failed.reason] += 1
+            if isinstance(failed, EndpointRefused):
+                summary.stopped = summary.stopped or str(failed)
         else:
             summary.calls += 1
             try:
