@@ -29,14 +29,7 @@ from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
 from evalcore.io.errors import InputError, InputErrors
 from evalcore.io.label_rows import LabelRow, parse_labels
-from evalcore.store.imports.common import (
-    ImportSummary,
-    NewEvent,
-    Source,
-    check_known_ids,
-    load_source,
-    write_label_events,
-)
+from evalcore.store.imports import common
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import open_study
 from evalcore.store.transaction import write_transaction
@@ -44,7 +37,7 @@ from evalcore.store.transaction import write_transaction
 
 def import_labels(
     db: sqlite_utils.Database,
-    source: Source,
+    source: common.Source,
     *,
     study_id: str,
     format: Literal["csv", "jsonl"] = "csv",
@@ -53,26 +46,26 @@ def import_labels(
     allow_unknown_ids: bool = False,
     actor: str = "import",
     keep_annotators: bool = False,
-) -> ImportSummary:
+) -> common.ImportSummary:
     """Import a labels file into the study (all or nothing); see the module docstring."""
     study = get_study(db, study_id)
-    text = load_source(source)
+    text = common.load_source(source)
     default = annotator or f"{format}:{Path(text.name).name}"
     parsed = parse_labels(text, format, default_annotator=default, gain_map=gain_map)
     _refuse_claims(parsed.rows, file=text.name, default=default, keep=keep_annotators)
     events = [
-        NewEvent(r.query_id, r.unit_id, r.kind, r.gain, r.annotator,
+        common.NewEvent(r.query_id, r.unit_id, r.kind, r.gain, r.annotator,
                  r.created_at if keep_annotators else None, r.note,
                  (r.source or "import") if keep_annotators else "import")
         for r in parsed.rows
     ]
-    summary = ImportSummary(kind=f"labels-{format}", study_id=study_id, source=text.name,
+    summary = common.ImportSummary(kind=f"labels-{format}", study_id=study_id, source=text.name,
                             rows=len(parsed.rows), warnings=parsed.warnings, notes=parsed.notes)
     with write_transaction(db):
         handle = open_study(db, study_id, actor, Permission.IMPORT)
-        check_known_ids(db, study.corpus_id, (e.unit_id for e in events), text,
+        common.check_known_ids(db, study.corpus_id, (e.unit_id for e in events), text,
                         allow_unknown=allow_unknown_ids)
-        write_label_events(handle, events, summary)
+        common.write_label_events(handle, events, summary)
         summary.queries = len({e.query_id for e in events})
         summary.audit(db, actor, imported_by=actor, kept_annotators=keep_annotators)
     return summary

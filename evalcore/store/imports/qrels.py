@@ -25,16 +25,7 @@ import sqlite_utils
 from evalcore.access.roles import Permission
 from evalcore.io.errors import ErrorLog
 from evalcore.io.trec import Qrels, parse_qrels
-from evalcore.store.imports.common import (
-    ImportSummary,
-    NewEvent,
-    Source,
-    check_known_ids,
-    load_source,
-    mark_queries_complete,
-    refuse_long_ids,
-    write_label_events,
-)
+from evalcore.store.imports import common
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import open_study
 from evalcore.store.transaction import write_transaction
@@ -56,7 +47,7 @@ def _conflict_errors(qrels: Qrels) -> None:
 
 def import_qrels(
     db: sqlite_utils.Database,
-    source: Source,
+    source: common.Source,
     *,
     study_id: str,
     annotator: str | None = None,
@@ -64,30 +55,30 @@ def import_qrels(
     gain_map: Mapping[int, int] | None = None,
     allow_unknown_ids: bool = False,
     actor: str = "import",
-) -> ImportSummary:
+) -> common.ImportSummary:
     """Import a qrels file into the study (all or nothing); see the module docstring."""
     study = get_study(db, study_id)
-    text = load_source(source)
+    text = common.load_source(source)
     qrels = parse_qrels(text, gain_map)
     _conflict_errors(qrels)
-    refuse_long_ids((i for q, docs in qrels.doc_ids.items() for i in (q, *docs)),
+    common.refuse_long_ids((i for q, docs in qrels.doc_ids.items() for i in (q, *docs)),
                     file=text.name, source=text)
     who = annotator or f"qrels:{Path(text.name).name}"
     events = [
-        NewEvent(q, d, "label", g, who)
+        common.NewEvent(q, d, "label", g, who)
         for q in qrels.doc_ids
         for d, g in zip(qrels.doc_ids[q], qrels.gains[q], strict=True)
     ]
-    summary = ImportSummary(kind="qrels", study_id=study_id, source=text.name, rows=qrels.n_rows,
+    summary = common.ImportSummary(kind="qrels", study_id=study_id, source=text.name, rows=qrels.n_rows,
                             warnings=list(qrels.notes), notes=text.notes())
     with write_transaction(db):
         handle = open_study(db, study_id, actor, Permission.IMPORT)
-        check_known_ids(db, study.corpus_id, (e.unit_id for e in events), text,
+        common.check_known_ids(db, study.corpus_id, (e.unit_id for e in events), text,
                         what="document", allow_unknown=allow_unknown_ids)
-        write_label_events(handle, events, summary)
+        common.write_label_events(handle, events, summary)
         summary.queries = len(qrels.doc_ids)
         if complete:
-            summary.completeness_events = mark_queries_complete(
+            summary.completeness_events = common.mark_queries_complete(
                 db, study_id=study_id, query_ids=qrels.doc_ids, actor=actor,
                 reason=f"declared complete by import of {text.name}",
             )
