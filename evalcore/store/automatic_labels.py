@@ -90,9 +90,9 @@ def write_automatic_import(
                 "WHERE import_id = ?",
                 [utc_now_iso(), import_id],
             )
-            record_audit(db, actor=actor, action="import.automatic-labels", study_id=study_id,
-                         detail={"source": source, "file": file, "format": format,
-                                 "labels": len(labels), "imported_by": actor, **(detail or {})})
+            what = {"source": source, "file": file, "format": format, "labels": len(labels),
+                    "imported_by": actor, **(detail or {})}
+            record_audit(db, actor, "import.automatic-labels", study_id=study_id, detail=what)
     except BaseException:
         discard_automatic_import(db, import_id)
         raise

@@ -44,8 +44,8 @@ def record_refusal(
              json.dumps(detail, sort_keys=True)],
         )
         refusal_id = int(cursor.lastrowid)
-        record_audit(db, actor=actor, action="lexical.refused", study_id=study_id,
-                     detail={"protocol": protocol, "run": run_name, "refusal_id": refusal_id})
+        refused = {"protocol": protocol, "run": run_name, "refusal_id": refusal_id}
+        record_audit(db, actor, "lexical.refused", study_id=study_id, detail=refused)
     return refusal_id
 
 

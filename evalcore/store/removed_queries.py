@@ -96,8 +96,8 @@ def remove_query(
             "reason) VALUES (?, ?, ?, ?, ?)",
             [study_id, query_id, removed.removed_at, removed.removed_by, reason],
         )
-        record_audit(db, actor=actor or "local", action="query.remove", study_id=study_id,
-                     detail={"query_id": query_id, "reason": reason})
+        removal = {"query_id": query_id, "reason": reason}
+        record_audit(db, actor, "query.remove", study_id=study_id, detail=removal)
     return removed
 
 
@@ -133,8 +133,7 @@ def restore_query(
         )
         restored = {"query_id": query_id, "reason": reason, "removed_by": row[2],
                     "removed_at": row[1]}
-        record_audit(db, actor=actor or "local", action="query.restore", study_id=study_id,
-                     detail=restored)
+        record_audit(db, actor, "query.restore", study_id=study_id, detail=restored)
     return models(RemovedQuery, [row])[0]
 
 

@@ -199,8 +199,7 @@ def create_sample(
              design_json, utc_now_iso(), actor or "local"],
         )
         _insert_units(db, study_id, name, 1, units)
-        record_audit(db, actor=actor or "local", action="sample.draw", study_id=study_id,
-                     detail={**drawn, "units": len(units)})
+        record_audit(db, actor, "sample.draw", study_id=study_id, detail={**drawn, "units": len(units)})
     return get_sample(study, name)
 
 
@@ -237,8 +236,7 @@ def grow_sample(
         )
         grown = {"name": name, "size": size, "draws": draws, "units_added": len(added),
                  "size_before": before.size}
-        record_audit(db, actor=actor or "local", action="sample.grow", study_id=study_id,
-                     detail=grown)
+        record_audit(db, actor, "sample.grow", study_id=study_id, detail=grown)
     return get_sample(study, name)
 
 

@@ -88,8 +88,7 @@ class ImportSummary(BaseModel):
         """The import's ``import.<kind>`` audit row: this summary (not its warnings) and
         ``extra``, inside the import's transaction."""
         detail = {**self.model_dump(exclude={"warnings"}), **extra}
-        record_audit(db, actor=actor, action=f"import.{self.kind}", study_id=self.study_id,
-                     detail=detail)
+        record_audit(db, actor, f"import.{self.kind}", study_id=self.study_id, detail=detail)
 
 
 def load_source(source: Source, limits: ReadLimits = DEFAULT_LIMITS) -> SourceText:

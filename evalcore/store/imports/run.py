@@ -25,7 +25,6 @@ import sqlite_utils
 from evalcore.access.roles import Permission
 from evalcore.io.progress import reporter
 from evalcore.io.trec import TrecRun, parse_run
-from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
 from evalcore.store.imports import common
 from evalcore.store.runs import publish_run, stage_run, write_run_results
@@ -100,8 +99,7 @@ def import_run(
         with write_transaction(db):  # the one small commit that makes the whole run visible
             authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
             publish_run(db, run_id, study_id=study_id, actor=actor)
-            record_audit(db, actor=actor, action="import.run", study_id=study_id,
-                         detail=summary.model_dump(exclude={"warnings"}))
+            summary.audit(db, actor)
     except BaseException:
         discard_staged_run(db, run_id)
         raise
