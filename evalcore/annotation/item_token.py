@@ -118,13 +118,9 @@ def label_as_shown(
         require_on_screen(token, on_screen)
     study = open_study(db, token.study_id, token.annotator, Permission.LABEL)
     was_complete = is_complete(study, token.query_id)
-    event = labels.record_label(
-        db, study_id=token.study_id, query_id=token.query_id, unit_id=token.unit_id,
-        gain=gain, annotator=token.annotator, note=note, source=source,
-        seen_event=token.seen_event,
-        also=lambda: clear_draft(db, study_id=token.study_id, query_id=token.query_id,
-                                 unit_id=token.unit_id, annotator=token.annotator),
-    )
+    item = token.model_dump(include={"study_id", "query_id", "unit_id", "annotator"})
+    event = labels.record_label(db, **item, gain=gain, note=note, source=source,
+                                seen_event=token.seen_event, also=lambda: clear_draft(db, **item))
     resolved = resolve_unit_in_store(study, token.query_id, token.unit_id)
     conflict = resolved.annotators if resolved is not None and resolved.state == "conflict" else None
     others = {a: g for a, g in (conflict or {}).items() if a != token.annotator}
