@@ -27,7 +27,7 @@ from evalcore.io.progress import reporter
 from evalcore.io.trec import TrecRun, parse_run
 from evalcore.store.authorize import authorize
 from evalcore.store.imports import common
-from evalcore.store.runs import publish_run, stage_run, write_run_results
+from evalcore.store.runs import add_run, publish_run, write_run_results
 from evalcore.store.staging import (
     Pacer,
     bulk_writes,
@@ -84,9 +84,10 @@ def import_run(
                     text, what="document", allow_unknown=allow_unknown_ids)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
-        run_id = stage_run(db, actor=actor, study_id=study_id, name=run_name, source="imported",
-                           k=k, protocol={"imported_from": Path(text.name).name},
-                           corpus_fingerprint=corpus_fingerprint, scan_complete=scan_complete)
+        run_id = add_run(db, actor=actor, study_id=study_id, name=run_name, source="imported",
+                         k=k, protocol={"imported_from": Path(text.name).name},
+                         corpus_fingerprint=corpus_fingerprint, scan_complete=scan_complete,
+                         staged=True)
     try:
         pacer = Pacer()
         progress = reporter()
