@@ -31,7 +31,7 @@ from evalcore.io.trec import parse_qrels
 from evalcore.store.authorize import authorize
 from evalcore.store.automatic_labels import write_automatic_import
 from evalcore.store.imports import common
-from evalcore.store.imports.qrels import _conflict_errors
+from evalcore.store.imports.labels import _conflict_errors
 from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
 
