@@ -200,14 +200,8 @@ def _append_gain_event(db: sqlite_utils.Database, study_id: str, query_id: str, 
         inserted = _insert(db, study_id, query_id, unit_id, kind, gain, who, note, source)
         if reopens:
             what = "label" if kind == "label" else "adjudication"
-            append_completeness_event(
-                db,
-                study_id=study_id,
-                query_id=query_id,
-                state="reopened",
-                actor=who,
-                reason=f"new relevant {what} on {unit_id} by {who}",
-            )
+            reason = f"new relevant {what} on {unit_id} by {who}"
+            append_completeness_event(db, study_id, query_id, "reopened", who, reason)
         if also is not None:
             also()
     return inserted()

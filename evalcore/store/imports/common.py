@@ -220,8 +220,7 @@ def write_label_events(study: Study, events: Sequence[NewEvent], summary: Import
     for q, e in reopen:
         what = "label" if e.kind == "label" else "adjudication"
         reason = f"new relevant {what} on {e.unit_id} by {e.annotator} (import of {summary.source})"
-        append_completeness_event(db, study_id=study_id, query_id=q, state="reopened",
-                                  actor=e.annotator, reason=reason)
+        append_completeness_event(db, study_id, q, "reopened", e.annotator, reason)
     summary.label_events, summary.reopened = len(events), [q for q, _ in reopen]
 
 
@@ -233,7 +232,6 @@ def mark_queries_complete(
     written = 0
     for q in dict.fromkeys(query_ids):
         if not states.get(q, False):
-            append_completeness_event(db, study_id=study_id, query_id=q, state="complete",
-                                      actor=actor, reason=reason)
+            append_completeness_event(db, study_id, q, "complete", actor, reason)
             written += 1
     return written
