@@ -92,12 +92,11 @@ def import_beir(
                             what="corpus-id", allow_unknown=allow_unknown_ids,
                             also_known=staged.present(judged) if staged else set(beir.documents),
                             arriving_documents=beir.document_count)
-            if staged is None:
-                authorize_corpus_write(db, corpus_id=study.corpus_id, actor=actor,
-                                       owner_orgs={owner}, doc_ids=beir.documents)
-            else:
-                authorize_corpus_write(db, corpus_id=study.corpus_id, actor=actor,
-                                       owner_orgs={owner} | (existing_owners or set()))
+            # staged: the owners of the stored documents it replaces; else checked by their ids
+            owners = {owner} | (existing_owners or set())
+            ids = beir.documents if staged is None else ()
+            authorize_corpus_write(db, corpus_id=study.corpus_id, actor=actor, owner_orgs=owners,
+                                   doc_ids=ids)
 
         def append(documents: int, changed: int) -> None:
             """Everything but the documents, inside the final write transaction."""
