@@ -26,7 +26,7 @@ from evalcore.contract.query_order import natural_key
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
-from evalcore.store.lookup import exists, models
+from evalcore.store.lookup import column, exists, models
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
@@ -140,17 +140,11 @@ def restore_query(
 def study_query_ids(study: Study) -> list[str]:
     """Every query id of the study (registered, labeled, claimed or ranked by a run),
     removed ones included, in natural order."""
-    ids = {
-        r[0]
-        for r in study.db.execute(
-            "SELECT query_id FROM queries WHERE study_id = ?1 "
-            "UNION SELECT query_id FROM label_events WHERE study_id = ?1 "
-            "UNION SELECT query_id FROM completeness_events WHERE study_id = ?1 "
-            "UNION SELECT r.query_id FROM run_rankings r JOIN runs u ON u.run_id = r.run_id "
-            "WHERE u.study_id = ?1",
-            [study.study_id],
-        )
-    }
+    ids = column(study.db, "SELECT query_id FROM queries WHERE study_id = ?1 "
+                 "UNION SELECT query_id FROM label_events WHERE study_id = ?1 "
+                 "UNION SELECT query_id FROM completeness_events WHERE study_id = ?1 "
+                 "UNION SELECT r.query_id FROM run_rankings r JOIN runs u ON u.run_id = r.run_id "
+                 "WHERE u.study_id = ?1", [study.study_id])
     return sorted(ids, key=natural_key)
 
 

@@ -27,7 +27,7 @@ from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.limits import clipped
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
-from evalcore.store.lookup import exists, models, not_found
+from evalcore.store.lookup import column, exists, models, not_found
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
@@ -105,9 +105,8 @@ def _sample(row: tuple) -> StoredSample:
 
 def sample_names(study: Study) -> list[str]:
     """The study's sample names, oldest first."""
-    rows = study.db.execute(
-        "SELECT name FROM samples WHERE study_id = ? ORDER BY created_at, name", [study.study_id])
-    return [r[0] for r in rows]
+    return column(study.db, "SELECT name FROM samples WHERE study_id = ? ORDER BY created_at, name",
+                  [study.study_id])
 
 
 def list_samples(study: Study) -> list[StoredSample]:
