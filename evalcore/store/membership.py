@@ -113,10 +113,10 @@ def corpus_team_studies(db: sqlite_utils.Database, corpus_id: str) -> list[str]:
 
 
 def _team_studies(
-    db: sqlite_utils.Database, column: Literal["org_id", "corpus_id"], value: str
+    db: sqlite_utils.Database, field: Literal["org_id", "corpus_id"], value: str
 ) -> list[str]:
     return column(db, "SELECT DISTINCT s.study_id FROM studies s JOIN study_members m "
-                   f"ON m.study_id = s.study_id WHERE s.{column} = ? ORDER BY s.study_id", [value])
+                  f"ON m.study_id = s.study_id WHERE s.{field} = ? ORDER BY s.study_id", [value])
 
 
 def member_of_corpus_study(db: sqlite_utils.Database, corpus_id: str, user: str) -> bool:
