@@ -112,7 +112,7 @@ def import_automatic_labels(
     if not rows:
         raise InputErrors.one(text.name, "no automatic judgments in the file",
                               "one line per judged unit: query, unit, gain")
-    common.refuse_long_ids((i for _, q, u, _ in rows for i in (q, u)), file=text.name, source=text)
+    common.refuse_long_ids((i for _, q, u, _ in rows for i in (q, u)), text)
     with write_transaction(db):  # refused before anything is staged
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         common.check_known_ids(db, study.corpus_id, (u for _, _, u, _ in rows), text,

@@ -155,17 +155,15 @@ def listed(ids: Sequence[str]) -> str:
     return ", ".join(ids[:SHOWN_UNKNOWN]) + more
 
 
-def refuse_long_ids(
-    ids: Iterable[str], *, file: str, what: str = "", source: SourceText | None = None
-) -> None:
-    """InputErrors naming the first id longer than :data:`MAX_ID_CHARS` (and its line, with the
-    ``source`` it was read from): no such id is stored or echoed whole."""
+def refuse_long_ids(ids: Iterable[str], source: SourceText, what: str = "") -> None:
+    """InputErrors naming the first id longer than :data:`MAX_ID_CHARS` and its line in the
+    ``source`` it was read from: no such id is stored or echoed whole."""
     for value in ids:
         if len(value) > MAX_ID_CHARS:
             raise InputErrors.one(
-                file, too_long(value, MAX_ID_CHARS, f"a {what} id" if what else "an id") or "",
-                "is this the right file? ids are names, not text",
-                line=first_line_of(source, value) if source is not None else None)
+                source.name, too_long(value, MAX_ID_CHARS, f"a {what} id" if what else "an id")
+                or "", "is this the right file? ids are names, not text",
+                line=first_line_of(source, value))
 
 
 def register_queries(

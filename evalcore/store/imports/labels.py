@@ -148,8 +148,7 @@ def import_qrels(
     text = common.load_source(source)
     qrels = parse_qrels(text, gain_map)
     _conflict_errors(qrels)
-    common.refuse_long_ids((i for q, docs in qrels.doc_ids.items() for i in (q, *docs)),
-                    file=text.name, source=text)
+    common.refuse_long_ids((i for q, docs in qrels.doc_ids.items() for i in (q, *docs)), text)
     who = annotator or f"qrels:{Path(text.name).name}"
     events = [
         common.NewEvent(q, d, "label", g, who)

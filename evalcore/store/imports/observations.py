@@ -54,9 +54,9 @@ def import_observations(
     study = get_study(db, study_id)
     text = common.load_source(source)
     observations = parse_observations(text)
-    common.refuse_long_ids((i for o in observations for i in (o.query_id, *o.returned_ids,
-                                                        *(label.id for label in o.labels))),
-                    file=text.name, source=text)
+    ids = (i for o in observations
+           for i in (o.query_id, *o.returned_ids, *(label.id for label in o.labels)))
+    common.refuse_long_ids(ids, text)
     line_numbers = [n for n, _ in numbered_lines(text.text, comments=False)]
     who = annotator or f"observations:{Path(text.name).name}"
     name = common.source_stem(Path(text.name).name) if run_name is None else run_name

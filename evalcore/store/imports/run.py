@@ -68,8 +68,7 @@ def import_run(
     study = get_study(db, study_id)
     text = common.load_source(source)
     run = parse_run(text)
-    common.refuse_long_ids((i for q, docs in run.doc_ids.items() for i in (q, *docs)),
-                    file=text.name, source=text)
+    common.refuse_long_ids((i for q, docs in run.doc_ids.items() for i in (q, *docs)), text)
     run_name = name or (run.tags[0] if len(run.tags) == 1 else common.source_stem(Path(text.name).name))
     summary = common.ImportSummary(kind="run", study_id=study_id, source=text.name, rows=run.n_rows,
                             run=run_name, warnings=list(run.notes), notes=text.notes())

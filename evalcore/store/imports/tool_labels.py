@@ -43,8 +43,7 @@ def import_tool_labels(
     study = get_study(db, study_id)
     text = common.load_source(source)
     parsed = parse_tool_labels(text, fmt, gain_map)
-    common.refuse_long_ids((r.doc_id for r in parsed.ratings), file=text.name, what="document",
-                    source=text)
+    common.refuse_long_ids((r.doc_id for r in parsed.ratings), text, "document")
     who = annotator or f"{fmt}:{Path(text.name).name}"
     summary = common.ImportSummary(kind=f"labels-{fmt}", study_id=study_id, source=text.name,
                             rows=len(parsed.ratings), warnings=list(parsed.warnings),
