@@ -3,7 +3,7 @@
 An uploaded file's name is *never* used as a path: it only labels error
 messages (:func:`display_name`). Bytes are read as files are: gzip, bzip2 and
 xz told by content and decompressed within the same bounds
-(:func:`evalcore.io.text_lines.source_from_bytes`; TREC documents a document at
+(:func:`evalcore.io.text_lines.read_source`; TREC documents a document at
 a time, :func:`evalcore.io.documents.documents_from_bytes`); a BEIR zip is extracted into a
 fresh temporary folder under names this module chooses, after checking every
 member and bounding sizes while streaming (:mod:`evalcore.io.zip_extract`), and
@@ -26,7 +26,7 @@ from evalcore.io.documents import DocumentFields, documents_from_bytes, resolve_
 from evalcore.io.errors import InputErrors
 from evalcore.io.queries import QueryFields
 from evalcore.io.records import AUTO, Layout
-from evalcore.io.text_lines import source_from_bytes
+from evalcore.io.text_lines import read_source
 from evalcore.io.zip_extract import extract_zip
 from evalcore.store.imports import (
     ImportSummary,
@@ -102,7 +102,7 @@ def import_upload(
         parsed = documents_from_bytes(data, name, chosen, document_fields, layout=layout,
                                       limits=limits)
         return import_documents(db, parsed, study_id=study_id, owner_org=owner_org, actor=actor)
-    source = source_from_bytes(data, name, limits=limits)
+    source = read_source(data, name, limits=limits)
     if kind == "queries":
         return import_queries(db, source, study_id=study_id, fmt=resolve_format(fmt, name),
                               fields=query_fields, layout=layout, actor=actor)
