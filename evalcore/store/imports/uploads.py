@@ -91,9 +91,9 @@ def import_upload(
         raise InputErrors.one(name, f"the upload is {len(data) / 1024**2:,.1f} MiB; uploads are "
                               f"limited to {max_bytes / 1024**2:,.0f} MiB", "import a larger file "
                               "from the command line (evalcore import ...), which reads it from disk")
-    # the options every kind of labels, run or BEIR import takes
+    # the options every kind of labels, run or BEIR import takes; a label file's besides
     common = {"study_id": study_id, "actor": actor, "allow_unknown_ids": allow_unknown_ids}
-    annotator = annotator or None
+    labels = {**common, "annotator": annotator or None, "gain_map": gain_map}
     if kind == "beir":
         return _import_beir_zip(db, data, name, complete=complete, gain_map=gain_map,
                                 owner_org=owner_org, limits=limits, **common)
@@ -108,21 +108,19 @@ def import_upload(
                               fields=query_fields, layout=layout, actor=actor)
     if kind in ("labels-quepid", "labels-rre", "labels-rank-eval"):
         tool = kind.removeprefix("labels-")
-        return import_tool_labels(db, source, fmt=tool, annotator=annotator,  # type: ignore[arg-type]
-                                  gain_map=gain_map, **common)
+        return import_tool_labels(db, source, fmt=tool, **labels)  # type: ignore[arg-type]
     if kind == "qrels":
-        return import_qrels(db, source, annotator=annotator, complete=complete,
-                            gain_map=gain_map, **common)
+        return import_qrels(db, source, complete=complete, **labels)
     if kind == "run":
         if k is None:
             raise ValueError("a run import needs k, the cutoff depth its metrics are measured at")
         return import_run(db, source, k=k, name=run_name or None, **common)
     if kind == "observations":
-        return import_observations(db, source, run_name=run_name or None, annotator=annotator,
-                                   **common)
+        return import_observations(db, source, run_name=run_name or None,
+                                   annotator=annotator or None, **common)
     if kind in ("labels-csv", "labels-jsonl"):
-        return import_labels(db, source, format=kind.split("-")[1], annotator=annotator,
-                             gain_map=gain_map, keep_annotators=keep_annotators, **common)
+        return import_labels(db, source, format=kind.split("-")[1],
+                             keep_annotators=keep_annotators, **labels)
     raise ValueError(f"unknown upload kind {kind!r}; choose one of {', '.join(UPLOAD_KINDS)}")
 
 
