@@ -51,7 +51,6 @@ from evalcore.store.transaction import write_transaction
 DEMO_STUDY_ID = "demo"
 DEMO_CORPUS_ID = "northwind-kb"
 DEMO_STUDY_NAME = "Demo: Northwind Cloud knowledge base"
-ANNOTATORS = ("alice", "bob")
 DEMO_SOURCE = "demo"
 
 #: Queries whose relevant set alice judges exhaustively (pool + corpus) and marks complete.

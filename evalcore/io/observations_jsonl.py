@@ -8,21 +8,16 @@ object, a missing required field, ``k < 1``, a gain that is not an integer
 an earlier line (both line numbers are named), and a file with no observation
 at all. Blank lines are skipped; JSONL has no comment syntax, so a ``#`` line
 is an error.
-
-:func:`write_observations` writes the same format (one compact object per
-line, ``null`` fields omitted), atomically, so ``read(write(x)) == x``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from os import PathLike
 
 from pydantic import ValidationError
 
 from evalcore.contract.observation import Observation
-from evalcore.io.atomic import atomic_writer
 from evalcore.io.errors import ErrorLog, validation_errors
 from evalcore.io.json_objects import json_objects
 from evalcore.io.text_lines import SourceText, read_source
@@ -68,12 +63,3 @@ def _remember_query(
     )
     return False
 
-
-def write_observations(path: str | PathLike[str], observations: Iterable[Observation]) -> int:
-    """Write observations as JSONL, atomically (all or nothing); returns how many."""
-    count = 0
-    with atomic_writer(path) as out:
-        for obs in observations:
-            out.write(obs.model_dump_json(exclude_none=True) + "\n")
-            count += 1
-    return count
