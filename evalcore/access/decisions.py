@@ -177,15 +177,15 @@ def protocol_organisations_denied(
     are not in (``missing``).
 
     A protocol's rankings (its scores, which documents match which terms) are a search
-    oracle on the documents it sees: it may be pinned, executed or have its document set
-    shown only by someone who may read every one of them, checked for whoever acts, every
-    time (never inherited from who pinned it).
+    oracle on the documents it sees: it may be pinned (``PIN_PROTOCOL``) or executed
+    (``CREATE_RUN``) only by someone who may read every one of them, checked for whoever
+    acts, every time (never inherited from who pinned it).
     """
     name = f"pinned protocol {protocol!r}" if protocol else "a protocol"
-    what = {
-        Permission.PIN_PROTOCOL: f"pin {name} that sees",
-        Permission.CREATE_RUN: f"run {name}, which sees",
-    }.get(permission, f"see the document set of {name}, which covers")
+    if permission is Permission.PIN_PROTOCOL:
+        what = f"pin {name} that sees"
+    else:
+        what = f"run {name}, which sees"
     who = user or "nobody named"
     return PermissionDenied(
         f"{who} may not {what} organisation(s) {', '.join(missing)} in study {study_id!r}: "

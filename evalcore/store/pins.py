@@ -101,12 +101,6 @@ def pin_owner_counts(study: Study, name: str) -> dict[str, int]:
     }
 
 
-def pin_document_ids(study: Study, name: str) -> set[str]:
-    """The pinned document ids."""
-    return set(column(study.db, "SELECT doc_id FROM protocol_documents WHERE study_id = ? AND "
-                      "protocol = ?", [study.study_id, name]))
-
-
 def pin_discrepancies(
     study: Study, name: str, visibility: Visibility
 ) -> Iterator[tuple[str, bool, bool, str | None, str | None, bool]]:

@@ -140,9 +140,8 @@ def require_organisations(
     """Raise PermissionDenied unless ``actor`` may read every document a protocol that sees
     ``organisations`` of ``corpus_id`` would see.
 
-    Checked for whoever acts, each time: pinning (``PIN_PROTOCOL``), executing a pin
-    (``CREATE_RUN``: the executor, never the pinner) and reading its document set
-    (``READ``). A ranking over documents the actor may not read would be a search oracle
+    Checked for whoever acts, each time: pinning (``PIN_PROTOCOL``) and executing a pin
+    (``CREATE_RUN``: the executor, never the pinner). A ranking over documents the actor may not read would be a search oracle
     on their text.
     """
     missing = unreadable_organisations(db, actor, corpus_id, organisations)
