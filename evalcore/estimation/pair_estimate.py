@@ -19,10 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from evalcore.analysis.bottom_line import Estimate
-from evalcore.analysis.decision import (
-    REFERENCE_FAMILIES,
-    PairEvaluation,
-)
+from evalcore.analysis.decision import REFERENCE_FAMILIES, PairEvaluation
 from evalcore.analysis.decision_queue import gain_distribution, smoothed_gain_counts
 from evalcore.analysis.pair_bounds import (
     cut_and_cutoffs,
