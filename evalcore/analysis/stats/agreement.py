@@ -105,13 +105,12 @@ def cohen_kappa_quadratic(
     weights = (idx[:, None] - idx[None, :]) ** 2 / (k - 1) ** 2
     d_o = float((weights * observed).sum())
     d_e = float((weights * expected).sum())
-    return _coefficient(base, d_o, d_e, "both annotators used a single, identical category, "
-                        "so no disagreement is expected and kappa is undefined")
+    why = "both annotators used a single, identical category, so no disagreement is expected"
+    return _coefficient(base, d_o, d_e, f"{why} and kappa is undefined")
 
 
 def _coefficient(base: dict, d_o: float, d_e: float, undefined: str) -> AgreementResult:
-    """``1 - d_o / d_e``; not computable (``undefined`` says why) when no disagreement is
-    expected."""
+    """``1 - d_o / d_e``; not computable (``undefined``: why) if no disagreement is expected."""
     if d_e <= _DEGENERATE:
         return AgreementResult(**base, status="not_computable", observed=d_o, expected=d_e,
                                reason=undefined)
@@ -180,5 +179,5 @@ def krippendorff_alpha(data: np.ndarray, metric: AlphaMetric = "ordinal") -> Agr
     delta2 = _delta2(metric, values, n_c)
     d_o = float((o * delta2).sum()) / n
     d_e = float((np.outer(n_c, n_c) * delta2).sum()) / (n * (n - 1.0))
-    return _coefficient(base, d_o, d_e, "every pairable value is the same category, so no "
-                        "disagreement is expected and alpha is undefined")
+    why = "every pairable value is the same category, so no disagreement is expected"
+    return _coefficient(base, d_o, d_e, f"{why} and alpha is undefined")
