@@ -35,8 +35,7 @@ def read_observations(path: str | PathLike[str]) -> list[Observation]:
 
 def parse_observations(source: SourceText) -> list[Observation]:
     """Validate decoded JSONL text (e.g. an upload); same rules as :func:`read_observations`."""
-    log = ErrorLog(source.name)
-    log.extend(source.errors)
+    log = ErrorLog.of(source)
     observations: list[Observation] = []
     first_line: dict[str, int] = {}
     for number, obj in json_objects(source, log):
@@ -48,9 +47,7 @@ def parse_observations(source: SourceText) -> list[Observation]:
             continue
         if _remember_query(obs.query_id, number, first_line, log):
             observations.append(obs)
-    if not observations and not log:
-        log.add(None, None, "no observations", "the file is empty or holds only blank lines")
-    log.raise_if_any()
+    log.finish(observations, "no observations", "the file is empty or holds only blank lines")
     return observations
 
 

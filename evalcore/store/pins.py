@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 import sqlite_utils
 
 from evalcore.store.document_imports import published
+from evalcore.store.lookup import column
 from evalcore.store.study_handle import Study
 from evalcore.store.visibility import Visibility
 
@@ -84,13 +85,8 @@ def pin_generation(study: Study, name: str) -> int | None:
 
 def pin_names(study: Study) -> list[str]:
     """The study's pins, oldest first."""
-    return [
-        r[0]
-        for r in study.db.execute(
-            "SELECT name FROM protocols WHERE study_id = ? ORDER BY pinned_at, name",
-            [study.study_id],
-        )
-    ]
+    return column(study.db, "SELECT name FROM protocols WHERE study_id = ? ORDER BY pinned_at, "
+                  "name", [study.study_id])
 
 
 def pin_owner_counts(study: Study, name: str) -> dict[str, int]:
@@ -107,13 +103,8 @@ def pin_owner_counts(study: Study, name: str) -> dict[str, int]:
 
 def pin_document_ids(study: Study, name: str) -> set[str]:
     """The pinned document ids."""
-    return {
-        r[0]
-        for r in study.db.execute(
-            "SELECT doc_id FROM protocol_documents WHERE study_id = ? AND protocol = ?",
-            [study.study_id, name],
-        )
-    }
+    return set(column(study.db, "SELECT doc_id FROM protocol_documents WHERE study_id = ? AND "
+                      "protocol = ?", [study.study_id, name]))
 
 
 def pin_discrepancies(
