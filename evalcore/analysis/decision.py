@@ -64,11 +64,7 @@ from evalcore.compute.measures.base import (
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.measures import Measure, parse_measure
-from evalcore.store.observations import (
-    RunEvidenceColumns,
-    pack_coded,
-    runs_as_columns,
-)
+from evalcore.store.observations import RunEvidenceColumns, pack_coded, runs_as_columns
 from evalcore.store.study_handle import Study
 
 #: Measures of the whole relevant population (\|R\| or IDCG): their value drops when a

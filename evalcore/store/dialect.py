@@ -830,13 +830,23 @@ def reset_identities(db: object) -> None:
         _raw(db).execute(RESYNC_IDENTITIES)
 
 
+def has_table(db: object, table: str) -> bool:
+    """Does the store hold ``table``? Asked of the catalogue rather than tried: on
+    PostgreSQL a failed statement aborts the open transaction."""
+    if is_postgres(db):
+        sql = "SELECT to_regclass(%s) IS NOT NULL"
+    else:
+        sql = "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?)"
+    return _raw(db).execute(sql, [table]).fetchone()[0] in (1, True)
+
+
 def stored_schema_version(db: object) -> int:
     """The store's schema version: ``PRAGMA user_version`` on SQLite, the one row of
     ``schema_version`` on PostgreSQL (0 before the first migration)."""
     raw = _raw(db)
     if not is_postgres(db):
         return int(raw.execute("PRAGMA user_version").fetchone()[0])
-    if raw.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()[0]:
+    if has_table(db, "schema_version"):
         row = raw.execute("SELECT version FROM schema_version").fetchone()
         return int(row[0]) if row else 0
     return 0

@@ -37,6 +37,9 @@ class Study:
     role: RoleName | None
     _opened: object = field(default=None, repr=False, compare=False)
     _settings: StudyIn | None = field(default=None, repr=False, compare=False)
+    #: a page run's handle: the one read of the store's marks its reads key on
+    #: (:func:`evalcore.store.marks.marks_read_once`); None: read each time
+    pinned_marks: list | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self._opened is not _OPENED:
