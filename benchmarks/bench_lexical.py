@@ -51,7 +51,6 @@ from evalcore.retrieval import index_cache
 from evalcore.retrieval.fingerprint import corpus_fingerprint
 from evalcore.retrieval.lexical_protocol import TOKENIZER, LexicalProtocol
 from evalcore.retrieval.pin import pin_protocol
-from evalcore.retrieval.query_syntax import match_expression
 from evalcore.retrieval.revalidation import recompute_changes, revalidate
 from evalcore.retrieval.search import search_corpus_unscoped
 from evalcore.retrieval.snapshot import SnapshotIndex
@@ -70,6 +69,9 @@ TITLE_WORDS = 6
 ORGS = ("acme", "globex", "initech")
 SEED = 20260630
 REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+
+from fts5_oracle import match_expression  # noqa: E402  (the FTS5 reference's expression)
 
 
 def vocabulary(rng: np.random.Generator) -> list[str]:

@@ -5,6 +5,21 @@ import sqlite3
 from collections.abc import Iterable
 
 from evalcore.retrieval.lexical_protocol import TOKENIZER
+from evalcore.retrieval.query_syntax import query_terms
+
+
+def quote_term(term: str) -> str:
+    """``term`` as an FTS5 string literal."""
+    return '"' + term.replace('"', '""') + '"'
+
+
+def match_expression(text: str) -> str | None:
+    """The FTS5 MATCH expression of the search's terms of ``text`` (each quoted, joined with
+    ``OR``), or None when it holds no term."""
+    terms = query_terms(text)
+    if not terms:
+        return None
+    return " OR ".join(quote_term(t) for t in terms)
 
 
 class Fts5Oracle:

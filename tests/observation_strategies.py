@@ -1,10 +1,13 @@
-"""Hypothesis strategies for random observations and protocols.
+"""Hypothesis strategies for random observations and protocols, and an observation JSONL writer.
 
 Small ID pools so that duplicates, overlaps between returned and labeled
 units, ``unit_of`` collisions and permission misses all happen often; corpus
 sizes small enough that open populations (contract section 12) have few
 outside units.
 """
+
+from collections.abc import Iterable
+from pathlib import Path
 
 from hypothesis import strategies as st
 
@@ -103,3 +106,11 @@ def draw_rankings(draw, units, max_size: int) -> tuple[list[str], list[str]]:
         return ranking_a, draw(st.permutations(ranking_a)) + draw(
             st.lists(st.sampled_from(units), max_size=2))
     return ranking_a, draw(st.lists(st.sampled_from(units), max_size=max_size))
+
+
+def write_observations(path: Path, observations: Iterable[Observation]) -> int:
+    """Write observations as the JSONL evalcore reads (one compact object per line, ``null``
+    fields omitted); returns how many."""
+    lines = [o.model_dump_json(exclude_none=True) + "\n" for o in observations]
+    path.write_text("".join(lines), encoding="utf-8")
+    return len(lines)

@@ -22,17 +22,14 @@ def _version_suspect(path: str, study_id: str, name: str, content_hash: str,
 
 
 def _reference_suspect(study: Study, reference: ReferenceVersion) -> bool:
-    return _version_suspect(study_store(study), study.study_id, reference.name, reference.content_hash, study)
+    version = (reference.name, reference.content_hash)
+    return _version_suspect(study_store(study), study.study_id, *version, study)
 
 
 def qrels_refusal_now(study: Study, reference: ReferenceVersion | None) -> str | None:
     """Why the qrels export of the working labels (``reference`` None) or of a frozen
     version would be refused now, or None."""
-    suspect = (
-        qrels_suspect(study, None)
-        if reference is None
-        else _reference_suspect(study, reference)
-    )
+    suspect = _reference_suspect(study, reference) if reference else qrels_suspect(study, None)
     name = None if reference is None else reference.name
     if not suspect:
         return qrels_refusal(study, name, suspect=False)

@@ -11,6 +11,7 @@ from app.components.session import current_study, get_db, reader
 from evalcore.access.decisions import PermissionDenied
 from evalcore.analysis.bottom_line import GLOSSARY, BottomLine, table_rows
 from evalcore.contract.results import METRIC_LABELS
+from evalcore.store.marks import marks_read_once
 from evalcore.store.studies import StudyIn
 from evalcore.store.study_handle import Study, open_study
 
@@ -24,7 +25,8 @@ GLOSSARY_HELP = "  \n".join(f"**{word}**: {text}" for word, text in GLOSSARY.ite
 
 def study_page(title: str) -> tuple[StudyIn, Study]:
     """The session's chosen study under the page ``title``, and this page run's read handle
-    on it (the one check of the run; every read of the page takes the handle).
+    on it (the one check of the run; every read of the page takes the handle, and its
+    caches key on one read of the store's marks).
 
     Without any study the page says where to get one and stops rendering; a study the
     session's reader may not read (the picker lists none, but the page does not rely on
@@ -37,7 +39,7 @@ def study_page(title: str) -> tuple[StudyIn, Study]:
         st.info(NO_STUDY)
         st.stop()
     try:
-        handle = open_study(db, study.study_id, reader(), settings=study)
+        handle = marks_read_once(open_study(db, study.study_id, reader(), settings=study))
     except PermissionDenied:
         st.error("You may not read this study: ask one of its leads to add you as a member.")
         st.stop()

@@ -18,7 +18,7 @@ import sqlite_utils
 import streamlit as st
 
 from evalcore.store.connection import open_store
-from evalcore.store.marks import StoreMarks, store_marks
+from evalcore.store.marks import StoreMarks, current_marks
 from evalcore.store.store_identity import store_identity, store_location
 from evalcore.store.study_handle import Study, open_study
 
@@ -65,7 +65,7 @@ def study_store(study: Study) -> str:
 
 
 def _find(study: Study, key: Hashable, alone: bool) -> _Slot:
-    marks = store_marks(study)
+    marks = current_marks(study)
     return (_alone_slot if alone else _slot)(study_store(study), study.study_id, key, marks)
 
 

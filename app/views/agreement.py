@@ -53,8 +53,8 @@ def _on_adjudicate(study_id: str, query_id: str, unit_id: str, key: str) -> None
         flash(_FLASH, "error", f"Not adjudicated: choose a gain for {unit_id} on {query_id} first")
         return
     try:
-        retry_busy(lambda: adjudicate(get_db(), study_id=study_id, query_id=query_id,
-                                      unit_id=unit_id, gain=gain, reviewer=reviewer, note=note))
+        item = {"study_id": study_id, "query_id": query_id, "unit_id": unit_id}
+        retry_busy(lambda: adjudicate(get_db(), **item, gain=gain, reviewer=reviewer, note=note))
     except (ValueError, PermissionError, *database_errors()) as error:
         flash(_FLASH, "error", f"Not adjudicated: {error}")
         return
@@ -102,7 +102,8 @@ def _context(handle: Study, ctx: ConflictContext) -> None:
             with st.expander("Full text"):
                 say("markdown", text)
     for j in ctx.judgements:
-        said = f"{j.annotator} said {j.gain} ({GRADE_MEANINGS.get(j.gain, '')}) · {_when(j.created_at)}"
+        meaning = GRADE_MEANINGS.get(j.gain, "")
+        said = f"{j.annotator} said {j.gain} ({meaning}) · {_when(j.created_at)}"
         note = f"note: {j.note}" if j.note else "no note"
         st.markdown("- " + escape_markdown(said) + "  \n  " + escape_markdown(note))
     for source, gain in ctx.automatic.items():
@@ -174,15 +175,18 @@ def _conflict_page(listed: list[tuple[str, str]]) -> list[tuple[str, str]]:
     return rows[start:start + CONFLICTS_PER_PAGE]
 
 
-def _heatmap(confusion, colors: str, rows: str, columns: str, hover: str) -> go.Figure:
+def _show_confusion(confusion: list[list[int]], colors: str, rows: str, columns: str,
+                    key: str) -> None:
     """A confusion matrix over the gains: ``rows`` (who is read down) against ``columns``."""
     labels = [str(g) for g in GAIN_CATEGORIES]
-    fig = go.Figure(go.Heatmap(z=confusion, x=labels, y=labels, colorscale=colors, text=confusion,
-                               texttemplate="%{text}",
-                               hovertemplate=f"{hover}: %{{z}} units<extra></extra>"))
-    fig.update_layout(height=380, margin={"t": 30}, xaxis={"title": columns, "type": "category"},
-                      yaxis={"title": rows, "type": "category", "autorange": "reversed"})
-    return fig
+    hover = f"{rows}: %{{y}}, {columns}: %{{x}}: %{{z}} units<extra></extra>"
+    heatmap = go.Heatmap(z=confusion, x=labels, y=labels, colorscale=colors, text=confusion,
+                         texttemplate="%{text}", hovertemplate=hover)
+    fig = go.Figure(heatmap)
+    yaxis = {"title": rows, "type": "category", "autorange": "reversed"}
+    fig.update_layout(height=380, margin={"t": 30}, yaxis=yaxis,
+                      xaxis={"title": columns, "type": "category"})
+    st.plotly_chart(fig, key=key)
 
 
 def _automatic_section(sources: list[SourceAgreement]) -> None:
@@ -208,13 +212,11 @@ def _automatic_section(sources: list[SourceAgreement]) -> None:
                    "rows: human gain, columns: automatic gain. Per grade below: "
                    "human and automatic on those units, and over every unit the "
                    "source judged.")
-    st.plotly_chart(_heatmap(source.confusion, "Oranges", "human gain", "automatic gain",
-                             "human: %{y}, automatic: %{x}"), key="rl_agree_automatic_confusion")
-    show_rows(
-        {"grade": g, "human": h, "automatic": a, "automatic (all judged)": every}
-        for g, h, a, every in zip(GAIN_CATEGORIES, source.human_counts,
-                                  source.automatic_counts, source.automatic_all_counts,
-                                  strict=True))
+    _show_confusion(source.confusion, "Oranges", "human gain", "automatic gain",
+                    key="rl_agree_automatic_confusion")
+    counts = (source.human_counts, source.automatic_counts, source.automatic_all_counts)
+    show_rows({"grade": g, "human": h, "automatic": a, "automatic (all judged)": every}
+              for g, h, a, every in zip(GAIN_CATEGORIES, *counts, strict=True))
 
 
 study, handle = study_page("Annotator agreement")
@@ -257,8 +259,8 @@ else:
     pair = summary.pairs[chosen]
     say("caption", f"a = {pair.annotator_a}, b = {pair.annotator_b}; "
                    f"{pair.n_units} shared units")
-    st.plotly_chart(_heatmap(pair.confusion, "Blues", "gain by annotator a", "gain by annotator b",
-                             "a: %{y}, b: %{x}"), key="rl_agree_confusion")
+    _show_confusion(pair.confusion, "Blues", "gain by annotator a", "gain by annotator b",
+                    key="rl_agree_confusion")
 
 if summary.per_query:
     st.subheader("Per query")

@@ -17,7 +17,7 @@ shows the newer label and asks. The open query changes only by the annotator's o
 """
 
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from functools import partial
 
 import streamlit as st
@@ -38,14 +38,20 @@ from app.components.information_need import show_information_need
 from app.components.keyboard import item_keys, new_presses
 from app.components.links import QUERY_PARAM, UNIT_PARAM
 from app.components.page import flash, say, show_flash, study_page
-from app.components.query_picker import picked_query, query_option
 from app.components.query_set_choice import decide_query_set
-from app.components.queue import GRADE_MEANINGS, WalkState, current_item, next_unlabeled, step
-from app.components.safe_text import escape_markdown, highlight_terms, truncate
+from app.components.queue import (
+    GRADE_MEANINGS,
+    WalkState,
+    current_item,
+    next_unlabeled,
+    picked_query,
+    query_option,
+    step,
+)
+from app.components.safe_text import escape_markdown, highlight_terms, snippet, truncate
 from app.components.session import annotator as current_annotator
 from app.components.session import annotator_prompt, get_db, reader
 from app.components.shared_results import shared_result
-from app.components.snippet import snippet
 from app.components.state import cached_pool, study_progress_if_ready
 from evalcore.access.roles import Permission
 from evalcore.annotation.item_token import (
@@ -102,13 +108,13 @@ SEARCH_KEY = "rl_search"
 _FLASH_KEY = "_rl_flash"
 #: A second message for what a label did beyond saving (a conflict, a reopened query).
 _NOTICE_KEY = "_rl_notice"
-#: (study, annotator) -> the ItemToken of the item this session has on screen.
+#: (study, annotator) -> the ItemToken of the item this session has on screen; and the one
+#: last on screen (numbers its next showing).
 _SCREEN_KEY = "_rl_screen"
-#: (study, annotator) -> the ItemToken last on screen (numbers its next showing).
+_LAST_SHOWN_KEY = "_rl_last_shown"
 #: ItemToken -> the screen id sent to the browser with it, and back (what a key press names).
 _SCREEN_IDS_KEY = "_rl_screen_ids"
 _SCREEN_TOKENS_KEY = "_rl_screen_tokens"
-_LAST_SHOWN_KEY = "_rl_last_shown"
 #: A refused label waiting for the annotator's decision (the item changed since shown).
 _CONFIRM_KEY = "_rl_confirm"
 #: Label event ids this session wrote (a refusal caused only by them is a double press).
@@ -146,17 +152,17 @@ def _write_errors() -> tuple[type[BaseException], ...]:
 
 def _walk(handle: Study, annotator: str, query_id: str) -> WalkState:
     """This session's walk through the query (can't-judge marks of earlier sessions included)."""
-    return _walk_in(lambda: handle, handle.study_id, annotator, query_id)
+    return _walk_in({handle.study_id: handle}, handle.study_id, annotator, query_id)
 
 
-def _walk_in(opened: Callable[[], Study], study_id: str, annotator: str,
+def _walk_in(handles: dict[str, Study], study_id: str, annotator: str,
              query_id: str) -> WalkState:
-    """The walk, read through ``opened()`` only when this session has none yet (a callback
+    """The walk, read through :func:`_reads` only when this session has none yet (a callback
     that only moves the cursor then opens no handle)."""
     walks: dict = st.session_state.setdefault("_rl_walks", {})
     key = (study_id, annotator, query_id)
     if key not in walks:
-        handle = opened()
+        handle = _reads(handles, study_id)
         walks[key] = WalkState(
             skipped=[u for u, d in drafts(handle, query_id, annotator).items() if d.skipped],
             cant_judge=cant_judge_units(handle, query_id, annotator),
@@ -312,8 +318,7 @@ def _write_label(handles: dict[str, Study], token: ItemToken, gain: int,
     if order is None:
         st.session_state[_DECIDE_LAST_KEY] = token.query_id
         return
-    walk = _walk_in(partial(_reads, handles, token.study_id), token.study_id, token.annotator,
-                    token.query_id)
+    walk = _walk_in(handles, token.study_id, token.annotator, token.query_id)
     if token.unit_id in walk.skipped:
         walk.skipped.remove(token.unit_id)
     mine = _mine(_reads(handles, token.study_id), token.query_id, token.annotator)
@@ -324,11 +329,11 @@ def _write_label(handles: dict[str, Study], token: ItemToken, gain: int,
 def _try_label(token: ItemToken, gain: int, *, note: str, check_screen: bool,
                from_search: bool = False) -> LabelOutcome | None:
     """The checked write and what the page says about it; None when nothing was written."""
-    db = get_db()
+    db, on_screen = get_db(), _on_screen(token.study_id, token.annotator)
+    checks = {"on_screen": on_screen, "check_screen": check_screen, "note": note}
     try:
         # a store busy with a long write is retried (bounded) before the label is refused
-        outcome = retry_busy(lambda: label_as_shown(db, token, gain, on_screen=_on_screen(
-            token.study_id, token.annotator), check_screen=check_screen, note=note))
+        outcome = retry_busy(lambda: label_as_shown(db, token, gain, **checks))
     except OffScreenError as error:
         _refuse(f"Key {gain} not saved: {error}.")
         return None
@@ -420,7 +425,7 @@ def _pass(handles: dict[str, Study], token: ItemToken, order: list[str] | None,
         return
     if order is None:  # the to-decide queue: passed items come back when nothing else is left
         st.session_state.setdefault(_DECIDE_PASSED_KEY, set()).add((sid, query_id, unit_id))
-    walk = _walk_in(partial(_reads, handles, sid), sid, annotator, query_id)
+    walk = _walk_in(handles, sid, annotator, query_id)
     if cant_judge:
         if unit_id not in walk.cant_judge:
             walk.cant_judge.append(unit_id)
@@ -455,21 +460,20 @@ def _on_undo(study_id: str, query_id: str, annotator: str) -> None:
         flash(_FLASH_KEY, "info", "Nothing to undo on this query.")
         return
     _own_events().add(event.event_id)
-    _walk_in(partial(_reads, {}, study_id), study_id, annotator, query_id).cursor = event.unit_id
+    _walk_in({}, study_id, annotator, query_id).cursor = event.unit_id
     flash(_FLASH_KEY, "toast", f"Undone: your last label on {event.unit_id}")
 
 
 def _on_browse(study_id: str, query_id: str, annotator: str, order: list[str],
                current: str | None, delta: int) -> None:
-    _walk_in(partial(_reads, {}, study_id), study_id, annotator,
-             query_id).cursor = step(order, current, delta)
+    _walk_in({}, study_id, annotator, query_id).cursor = step(order, current, delta)
 
 
 def _on_mark_complete(study_id: str, query_id: str, annotator: str) -> None:
-    db = get_db()
+    query = {"study_id": study_id, "query_id": query_id, "actor": annotator}
+    reason = "every pooled item labeled"
     try:
-        retry_busy(lambda: mark_pool_complete(db, study_id=study_id, query_id=query_id,
-                                              actor=annotator, reason="every pooled item labeled"))
+        retry_busy(lambda: mark_pool_complete(get_db(), **query, reason=reason))
     except (PoolNotFullyLabeledError, *_write_errors()) as error:
         flash(_FLASH_KEY, "error", str(error))
         return
@@ -477,11 +481,10 @@ def _on_mark_complete(study_id: str, query_id: str, annotator: str) -> None:
 
 
 def _on_reopen(study_id: str, query_id: str, annotator: str, reason_key: str) -> None:
-    db = get_db()
+    query = {"study_id": study_id, "query_id": query_id, "actor": annotator}
     reason = str(st.session_state.get(reason_key, "")).strip()
     try:
-        retry_busy(lambda: reopen(db, study_id=study_id, query_id=query_id, actor=annotator,
-                                  reason=reason))
+        retry_busy(lambda: reopen(get_db(), **query, reason=reason))
     except _write_errors() as error:
         flash(_FLASH_KEY, "error", str(error))
         return
@@ -638,8 +641,7 @@ def _decide_target(handle: Study) -> DecideTarget | None:
         st.info(f"The to-decide queue compares two runs; this study has {len(runs)}. "
                 "Create or import runs on the Data page.")
         return None
-    default_a, default_b = _default_target(runs)
-    for key, default in ((RUN_A_KEY, default_a), (RUN_B_KEY, default_b)):
+    for key, default in zip((RUN_A_KEY, RUN_B_KEY), runs[:2], strict=True):  # the defaults
         if st.session_state.get(key) not in runs:
             st.session_state[key] = default
     measures = list(DECIDE_MEASURES)
@@ -653,17 +655,16 @@ def _decide_target(handle: Study) -> DecideTarget | None:
         st.selectbox("Run A", runs, key=RUN_A_KEY, persist_state="session")
         st.selectbox("Run B", runs, key=RUN_B_KEY, persist_state="session")
         st.selectbox("Measure", measures, key=MEASURE_KEY, persist_state="session")
+    chosen = (st.session_state[key] for key in (RUN_A_KEY, RUN_B_KEY, MEASURE_KEY))
     try:
-        target = decide_target(handle, st.session_state[RUN_A_KEY], st.session_state[RUN_B_KEY],
-                               st.session_state[MEASURE_KEY])
+        target = decide_target(handle, *chosen)
     except TargetError as error:
         say("error", f"{error}.")
         return None
     for name in (QUERY_PARAM, UNIT_PARAM):
         set_param(name, "")
-    wanted = dict(zip(DECIDE_PARAMS, (DECIDE, target.run_a, target.run_b, target.measure),
-                      strict=True))
-    for name, value in wanted.items():
+    values = (DECIDE, target.run_a, target.run_b, target.measure)
+    for name, value in zip(DECIDE_PARAMS, values, strict=True):
         set_param(name, value)
     st.session_state[_ADDRESS_DECIDE_KEY] = _address_decide()
     return target
@@ -732,8 +733,8 @@ def _queue_item(handle: Study, token: ItemToken, position: str) -> None:
     show_information_need(handle, token.query_id, expanded=False)
     _confirm(token, None)
     ranks = {p.unit_id: p.ranks for p in cached_pool(handle, token.query_id)}
-    doc = _item_head(handle, query_text, token, position, ranks,
-                     _mine(handle, token.query_id, token.annotator), None)
+    mine = _mine(handle, token.query_id, token.annotator)
+    doc = _item_head(handle, query_text, token, position, ranks, mine, None)
     _buttons(token, None)
     _undo_and_browse(token.study_id, token.annotator)
     _note_and_text(handle, token, doc, query_text)
@@ -786,9 +787,8 @@ def _sample_workspace(handle: Study, annotator: str) -> None:
     passed = sum(1 for u in queue if u.state == "non-response")
     with st.container():
         _show_messages()
-    st.progress((labeled + passed) / len(queue) if queue else 1.0,
-                text=f"Sample {name}: {labeled} labeled, {passed} non-response, "
-                     f"{len(waiting)} to label of {len(queue)} units")
+    _progress(labeled + passed, len(queue), f"Sample {name}: {labeled} labeled, {passed} "
+              f"non-response, {len(waiting)} to label of {len(queue)} units")
     st.caption("The sample's units come in its order (no choosing). Skip and can't judge "
                "are recorded as non-response: the estimate takes them at their worst case.")
     with st.container(border=True):
@@ -844,17 +844,14 @@ def _workspace(handle: Study, query_id: str, annotator: str,
     show_information_need(handle, query_id, expanded=True)
     qp = query_progress(handle, query_id, annotator)
     with st.container(horizontal=True):  # side by side even on a phone: one line, not two
-        st.progress(qp.mine / qp.pooled if qp.pooled else 1.0,
-                    text=f"This query: you labeled {qp.mine} of {qp.pooled} pooled items"
-                         + (f" ({qp.conflicts} in conflict between annotators)"
-                            if qp.conflicts else ""))
+        conflicts = f" ({qp.conflicts} in conflict between annotators)" if qp.conflicts else ""
+        _progress(qp.mine, qp.pooled,
+                  f"This query: you labeled {qp.mine} of {qp.pooled} pooled items{conflicts}")
         if study_progress is None:
             st.caption("Study: your progress is being counted…")
         else:
-            st.progress(study_progress.mine / study_progress.pooled
-                        if study_progress.pooled else 1.0,
-                        text=f"Study: you labeled {study_progress.mine:,} of "
-                             f"{study_progress.pooled:,} pooled items")
+            labeled, pooled = study_progress.mine, study_progress.pooled
+            _progress(labeled, pooled, f"Study: you labeled {labeled:,} of {pooled:,} pooled items")
     _show_messages()
 
     with st.container(border=True):
@@ -881,6 +878,11 @@ def _workspace(handle: Study, query_id: str, annotator: str,
 
     _completeness(handle, query_id, annotator, qp)
     _search(handle, query_id, query_text, annotator, set(order))
+
+
+def _progress(done: int, total: int, text: str) -> None:
+    """A progress bar of ``done`` out of ``total`` (full when there is nothing to do)."""
+    st.progress(done / total if total else 1.0, text=text)
 
 
 def _note_and_text(handle: Study, token: ItemToken, doc: tuple[str, str] | None,
@@ -969,7 +971,8 @@ def _item_head(handle: Study, query_text: str, token: ItemToken, position: str,
     doc = get_document(get_db(), corpus_id, unit_id)
     facts = [position, unit_id]
     if order is not None and st.session_state.get(UNBLIND_KEY):  # the queues have no toggle
-        facts.append(", ".join(f"rank {r} in {run}" for run, r in sorted(ranks.get(unit_id, {}).items())))
+        runs = sorted(ranks.get(unit_id, {}).items())
+        facts.append(", ".join(f"rank {r} in {run}" for run, r in runs))
     if unit_id in mine:
         facts.append(f"your label: {mine[unit_id]} ({GRADE_MEANINGS[mine[unit_id]]})")
         note = _own_note(handle, query_id, unit_id, token.annotator)
@@ -1011,8 +1014,8 @@ def _buttons(token: ItemToken, order: list[str] | None) -> None:
     showing = token.showing
     with st.container(horizontal=True, gap="small"):
         for gain in GRADE_MEANINGS:
-            st.button(grade_label(gain), key=f"grade_{gain}_{showing}",
-                      on_click=_on_grade, args=(token, gain, order))
+            key = f"grade_{gain}_{showing}"
+            st.button(grade_label(gain), key=key, on_click=_on_grade, args=(token, gain, order))
     with st.container(horizontal=True, gap="small"):
         st.button("Skip · S", key=f"skip_{showing}",
                   on_click=_on_pass, args=(token, order, False))
@@ -1034,10 +1037,10 @@ def _undo_and_browse(sid: str, annotator: str, query_id: str | None = None,
                       on_click=_on_undo, args=(sid, query_id, annotator))
         if order is None:  # the to-decide queue is walked by labels, not browsed
             return
-        st.button("Previous", key="previous", shortcut="P",
-                  on_click=_on_browse, args=(sid, query_id, annotator, order, current, -1))
-        st.button("Next", key="next", shortcut="N",
-                  on_click=_on_browse, args=(sid, query_id, annotator, order, current, 1))
+        browse = (sid, query_id, annotator, order, current)
+        for label, delta in (("Previous", -1), ("Next", 1)):
+            st.button(label, key=label.lower(), shortcut=label[0], on_click=_on_browse,
+                      args=(*browse, delta))
 
 
 def _completeness(handle: Study, query_id: str, annotator: str, qp: QueryProgress) -> None:

@@ -27,9 +27,11 @@ from app.components.live_state import with_live_state
 from app.components.navigation import ANNOTATE
 from app.components.page import (
     GLOSSARY_HELP,
+    flash,
     results_rows,
     say,
     show_bottom_line,
+    show_flash,
     show_rows,
     study_page,
 )
@@ -62,7 +64,7 @@ from evalcore.analysis.stats.correction import CORRECTION_LABELS
 from evalcore.analysis.stats.significance import TEST_LABELS
 from evalcore.contract.measures import FAMILIES, Measure
 from evalcore.contract.results import METRIC_LABELS, METRICS, EvaluationReport
-from evalcore.estimation.pair_estimate import NotEstimable
+from evalcore.estimation.pair_estimate import Estimate, NotEstimable
 from evalcore.estimation.stored import draw_stored_sample, estimate_stored
 from evalcore.report.charts import delta_figure
 from evalcore.report.decision_text import SELECTION_CAUTION
@@ -147,6 +149,20 @@ class _Pair(NamedTuple):
     measures: tuple[str, ...]
     reference: str | None
     queries: tuple[str, ...] | None
+
+
+class _Choice(NamedTuple):
+    """What the page compares: the baseline, the candidates, the measures, the reference
+    (None: the working labels) and the query set's ids (None: every query of the study)."""
+
+    baseline: str
+    candidates: list[str]
+    measures: list[str]
+    reference: str | None
+    queries: tuple[str, ...] | None
+
+    def pair(self, candidate: str) -> _Pair:
+        return _Pair(candidate, self.baseline, tuple(self.measures), self.reference, self.queries)
 
 
 def _pair_comparison(handle: Study, pair: _Pair, *, large: bool) -> PairComparison:
@@ -315,24 +331,21 @@ def _accept_checkbox() -> None:
                      "one) cannot be shown to have searched the same corpus.")
 
 
-def _bottom_line_section(handle: Study, baseline: str, candidates: list[str],
-                         measures: list[str], reference: str | None, texts: dict[str, str],
-                         *, large: bool, queries: tuple[str, ...] | None, over: str) -> None:
+def _bottom_line_section(handle: Study, choice: _Choice, texts: dict[str, str], *, large: bool,
+                         over: str) -> None:
     """First: per candidate, the bottom line (sentence and compact table); then the labels
     that would settle each open measure, the paired tests (caution once) and, apart, the
-    trec_eval-compatible numbers. Every difference is candidate − baseline. ``queries``: the
-    query set's ids (None: every query of the study), ``over`` the words naming it, said
-    under the bottom lines."""
+    trec_eval-compatible numbers. Every difference is candidate − baseline. ``over``: the
+    words naming the query set, said under the bottom lines."""
+    baseline = choice.baseline
     st.subheader("Bottom line", help=GLOSSARY_HELP)
-    if not measures:
+    if not choice.measures:
         st.info("Choose at least one measure.")
         return
     pairs: list[PairComparison] = []
-    for candidate in candidates:
+    for candidate in choice.candidates:
         try:
-            pc = _pair_comparison(
-                handle, _Pair(candidate, baseline, tuple(measures), reference, queries),
-                large=large)
+            pc = _pair_comparison(handle, choice.pair(candidate), large=large)
         except (LookupError, ValueError) as error:
             say("error", f"No verdict for {candidate}: {error}")
             continue
@@ -341,7 +354,7 @@ def _bottom_line_section(handle: Study, baseline: str, candidates: list[str],
     say("caption", over)
     for note in pairs[0].notes if pairs else []:  # the corpus size bounding open populations
         say("caption", f"Note: {note}.")
-    if reference is None:
+    if choice.reference is None:
         st.caption("Working labels: these verdicts and numbers change as labeling goes on. "
                    "Freeze a reference version on the Reports page for numbers you can defend.")
     if not pairs:
@@ -351,8 +364,7 @@ def _bottom_line_section(handle: Study, baseline: str, candidates: list[str],
         "Annotate page working through them."))
     for pc in pairs:
         if any(item.queue is None for item in pc.measures):
-            _pending_parts(handle.study_id,
-                           _Pair(pc.run_a, baseline, tuple(measures), reference, queries))
+            _pending_parts(handle.study_id, choice.pair(pc.run_a))
             continue
         lines = bottom_line(pc).measures
         shown = [(item, line) for item, line in zip(pc.measures, lines, strict=True)
@@ -384,10 +396,10 @@ def _on_draw(study_id: str, candidate: str, baseline: str, measures: list[str]) 
                            seed=int(st.session_state.get("rl_sample_new_seed", 7)),
                            actor=reader())
     except (LookupError, ValueError, PermissionError) as error:
-        st.session_state[_DRAW_MESSAGE] = ("error", f"No sample drawn: {error}")
+        flash(_DRAW_MESSAGE, "error", f"No sample drawn: {error}")
         return
-    st.session_state[_DRAW_MESSAGE] = ("success", f"Sample {name} drawn: label it on the "
-                                                  "Annotate page (queue: a sample).")
+    flash(_DRAW_MESSAGE, "success", f"Sample {name} drawn: label it on the Annotate page "
+                                    "(queue: a sample).")
     st.session_state[SAMPLE_CHOICE] = name
 
 
@@ -405,11 +417,10 @@ def _draw_form(study_id: str, candidate: str, baseline: str, measures: list[str]
                   on_click=_on_draw, args=(study_id, candidate, baseline, measures))
 
 
-def _estimate_section(handle: Study, baseline: str, candidates: list[str],
-                      measures: list[str], reference: str | None,
-                      queries: tuple[str, ...] | None) -> None:
+def _estimate_section(handle: Study, choice: _Choice) -> None:
     """"Estimate instead": a stored sample's estimates, apart from the decided verdicts
     above (contract section 13: never evidence, never decided)."""
+    baseline, candidates, measures, reference, queries = choice
     if not st.toggle("Estimate instead", key="rl_compare_estimate",
                      help=GLOSSARY["estimated"]):
         return
@@ -417,9 +428,7 @@ def _estimate_section(handle: Study, baseline: str, candidates: list[str],
     st.caption("An estimate is a confidence interval from a random sample of labels: a "
                "different kind of statement from the verdicts above, never evidence and "
                "never decided.")
-    kind, text = st.session_state.pop(_DRAW_MESSAGE, (None, ""))
-    if kind is not None:
-        getattr(st, kind)(escape_markdown(text))
+    show_flash(_DRAW_MESSAGE)
     samples = [s for s in list_samples(handle)
                if (s.run_b == baseline and s.run_a in candidates)
                or (s.run_a == baseline and s.run_b in candidates)]
@@ -458,24 +467,27 @@ def _estimate_section(handle: Study, baseline: str, candidates: list[str],
     except (LookupError, ValueError) as error:
         say("error", f"No estimate from sample {name}: {error}")
         return
-    rows = []
-    for e in found.estimates:  # narrow columns: a phone shows the whole row
-        if isinstance(e, NotEstimable):
-            rows.append({"measure": e.measure, "estimate": "not estimable",
-                         "confidence interval": e.reason, "sampled of unknown units": "",
-                         "labeled · non-response": ""})
-            continue
-        rows.append({"measure": e.measure, "estimate": e.text().split(" (")[0],
-                     "confidence interval": f"{e.level:.0%}: {signed_text(e.lower, 3)} to "
-                                            f"{signed_text(e.upper, 3)}",
-                     "sampled of unknown units": f"{e.n_sampled:,} of {e.n_unknown:,}",
-                     "labeled · non-response": f"{e.n_labeled:,} · {e.n_nonresponse:,}"})
     say("markdown", f"{candidate} vs {baseline} (baseline), sample {name}")
-    st.table(pd.DataFrame(rows).set_index("measure"))
-    methods = sorted({e.method for e in found.estimates if not isinstance(e, NotEstimable)})
-    lines = [e.text() for e in found.estimates if not isinstance(e, NotEstimable)]
-    st.caption(markdown_lines(*map(escape_markdown, [*(f"Method: {m}." for m in methods),
-                                                     *lines])))
+    rows = [_estimate_cells(e) for e in found.estimates]
+    st.table(pd.DataFrame(rows, columns=_ESTIMATE_COLUMNS).set_index("measure"))
+    estimated = [e for e in found.estimates if not isinstance(e, NotEstimable)]
+    methods = [f"Method: {m}." for m in sorted({e.method for e in estimated})]
+    st.caption(markdown_lines(*map(escape_markdown, methods + [e.text() for e in estimated])))
+
+
+#: The estimate table's columns (narrow: a phone shows the whole row).
+_ESTIMATE_COLUMNS = ("measure", "estimate", "confidence interval", "sampled of unknown units",
+                     "labeled · non-response")
+
+
+def _estimate_cells(e: Estimate | NotEstimable) -> tuple[str, ...]:
+    """One measure's row of the estimate table."""
+    if isinstance(e, NotEstimable):
+        return e.measure, "not estimable", e.reason, "", ""
+    interval = f"{e.level:.0%}: {signed_text(e.lower, 3)} to {signed_text(e.upper, 3)}"
+    sampled = f"{e.n_sampled:,} of {e.n_unknown:,}"
+    answered = f"{e.n_labeled:,} · {e.n_nonresponse:,}"
+    return e.measure, e.text().split(" (")[0], interval, sampled, answered
 
 
 study, handle = study_page("Compare runs")
@@ -541,10 +553,9 @@ except QuerySetError as error:
     st.stop()
 queries = None if query_set.scope is None else tuple(query_set.scope)
 over = query_set.record().describe().replace("queries: ", "Over ", 1)
-_bottom_line_section(handle, same[0], same[1:], measures, reference, texts, large=large,
-                     queries=queries, over=over)
-
-_estimate_section(handle, same[0], same[1:], measures, reference, queries)
+choice = _Choice(same[0], same[1:], measures, reference, queries)
+_bottom_line_section(handle, choice, texts, large=large, over=over)
+_estimate_section(handle, choice)
 
 st.subheader("Every chosen run")
 _accept_checkbox()

@@ -15,7 +15,6 @@ unavailable value shows the interval the truth lies in beside the word
 unavailable, or why it has none.
 """
 
-import pandas as pd
 import streamlit as st
 
 from app.components.address import restore_choice, write_address
@@ -24,7 +23,7 @@ from app.components.figures import unchecked_figure
 from app.components.links import item_params
 from app.components.live_state import with_live_state
 from app.components.navigation import AGREEMENT, ANNOTATE
-from app.components.page import study_page
+from app.components.page import show_rows, study_page
 from app.components.safe_text import escape_markdown
 from app.components.session import get_db, reader
 from evalcore.analysis.interval_text import aggregate_card
@@ -135,30 +134,23 @@ def _blocking(state: LiveDashboard, handle: Study) -> None:
     )
     labeled = resolve_study(handle, [i.query_id for i in items])  # one read for the page
     conflict = {(i.query_id, i.unit_id): i.unit_id in labeled.get(i.query_id, {}) for i in items}
-    table = pd.DataFrame([
+    show_rows(
         {"query": i.query_id, "unit": i.unit_id, "unlocks": i.unlocks, "blocks": i.blocks,
          "best rank": i.best_rank, "runs": ", ".join(i.runs),
          "needs": "adjudication" if conflict[(i.query_id, i.unit_id)] else "a label"}
-        for i in items
-    ])
-    st.dataframe(table, hide_index=True, width="stretch")
+        for i in items)
     if any(conflict.values()):
         st.caption("Items in conflict between annotators need a reviewer's adjudication "
                    "(Annotator agreement page), not another label.")
     columns = st.columns(3)
-    for n, item in enumerate(items):
-        if conflict[(item.query_id, item.unit_id)]:
-            columns[n % 3].page_link(AGREEMENT.path,  # the conflict's own address
-                                     label=f"Adjudicate {item.unit_id} for {item.query_id}",
-                                     icon=":material/gavel:",
-                                     query_params=item_params(item.query_id, item.unit_id))
-            continue
-        columns[n % 3].page_link(  # a real link: it also opens in a new tab
-            ANNOTATE.path,
-            label=f"Label {item.unit_id} for {item.query_id}",
-            icon=":material/rate_review:",
-            query_params=item_params(item.query_id, item.unit_id),
-        )
+    for n, item in enumerate(items):  # real links: they also open in a new tab
+        if conflict[(item.query_id, item.unit_id)]:  # the conflict's own address
+            page, verb, icon = AGREEMENT.path, "Adjudicate", ":material/gavel:"
+        else:
+            page, verb, icon = ANNOTATE.path, "Label", ":material/rate_review:"
+        label = f"{verb} {item.unit_id} for {item.query_id}"
+        params = item_params(item.query_id, item.unit_id)
+        columns[n % 3].page_link(page, label=label, icon=icon, query_params=params)
 
 
 _EVERY = REFRESH_SECONDS if st.session_state.get(LIVE_KEY, True) else None
@@ -188,7 +180,8 @@ def _render_cards(state: LiveDashboard, seconds: float, changed: bool):
     codes = sorted({code for run in state.run_names for m in state.measures
                     for code in getattr(state.measure_aggregate(run, m), "reasons", {})})
     if codes:  # what each reason the cards name means, right under them
-        st.caption(escape_markdown("; ".join(f"{reason_words(c)}: {reason_text(c)}" for c in codes)))
+        meanings = [f"{reason_words(c)}: {reason_text(c)}" for c in codes]
+        st.caption(escape_markdown("; ".join(meanings)))
     st.caption(
         "A card shows the mean only when every query has the metric; otherwise it says how "
         "many queries are missing and why (no mean of the rest is ever shown), and the "

@@ -5,6 +5,7 @@ Every import is all-or-nothing: on any error the page lists every error with its
 nothing is written. Uploaded file names only label messages; they are never used as paths.
 """
 
+import dataclasses
 import io
 from collections.abc import Callable
 from datetime import UTC, datetime, time
@@ -86,49 +87,62 @@ def _show_errors(title: str, error: Exception) -> None:
     st.code(str(error), language=None, wrap_lines=True)
 
 
+#: The upload kinds whose labels record an annotator (the form asks which).
+_LABEL_KINDS = ("qrels", "observations", "labels-csv", "labels-jsonl", "labels-quepid",
+                "labels-rre", "labels-rank-eval")
+#: The owner organisation field of the uploads that add documents: its label and help.
+_OWNER_FIELDS = {
+    "documents": ("Owner organisation of new documents",
+                  "The organisation whose lexical runs may see them."),
+    "beir": ("Owner organisation of the new documents",
+             "Default: the organisation that owns the corpus."),
+}
+
+
+def _import_options(kind: UploadKind) -> dict:
+    """The form's fields for ``kind``, as :func:`import_upload`'s keyword arguments."""
+    a, b = st.columns(2)
+    options: dict = {}
+    if kind == "run":
+        k = a.number_input("k (cutoff depth)", min_value=1, max_value=10_000, value=10)
+        options["k"] = int(k)
+        options["run_name"] = b.text_input("Run name (default: the file's run tag)")
+    if kind == "observations":
+        options["run_name"] = a.text_input("Run name (default: the file name)")
+    if kind in ("documents", "queries"):
+        help_ = "auto: from the file name (.jsonl, .tsv, .csv; else TREC)."
+        options["fmt"] = a.selectbox("Format", ["auto", "jsonl", "tsv", "csv", "trec"], help=help_)
+        model = DocumentFields if kind == "documents" else QueryFields
+        names = [field.name for field in dataclasses.fields(model)]
+        cells = st.columns(len(names))
+        fields = {n: cell.text_input(f"{n} field", value=n).strip() or n
+                  for n, cell in zip(names, cells, strict=True)}
+        options["document_fields" if kind == "documents" else "query_fields"] = model(**fields)
+    owner = _OWNER_FIELDS.get(kind)
+    if owner is not None:
+        options["owner_org"] = b.text_input(owner[0], help=owner[1]).strip() or None
+    if kind in _LABEL_KINDS:
+        help_ = "Default: the file's kind and name."
+        options["annotator"] = b.text_input("Annotator recorded on the labels", help=help_)
+    if kind in ("labels-csv", "labels-jsonl"):
+        options["keep_annotators"] = a.checkbox(
+            "Keep the annotators the file names",
+            help="You vouch for the names, times and sources in the file; without this "
+                 "a file naming annotators is refused.")
+    if kind in ("qrels", "beir"):
+        options["complete"] = a.checkbox("Declare every judged query complete",
+                                         help="Only if these judgments list every relevant unit.")
+    options["allow_unknown_ids"] = st.checkbox("Allow ids not in the study's corpus or queries")
+    return options
+
+
 def _import_section(study_id: str) -> None:
     st.subheader("Import")
     kind = st.selectbox("What are you uploading?", UPLOAD_KINDS,
                         format_func=lambda k: KIND_LABELS[k], key="rl_import_kind")
     with st.form("import_form", clear_on_submit=False):
         upload = st.file_uploader("File", key="rl_import_file")
-        a, b = st.columns(2)
-        k = run_name = annotator = owner_org = None
-        complete = False
-        if kind == "run":
-            k = a.number_input("k (cutoff depth)", min_value=1, max_value=10_000, value=10)
-            run_name = b.text_input("Run name (default: the file's run tag)")
-        if kind == "observations":
-            run_name = a.text_input("Run name (default: the file name)")
-        fmt, fields = "auto", {}
-        if kind in ("documents", "queries"):
-            fmt = a.selectbox("Format", ["auto", "jsonl", "tsv", "csv", "trec"],
-                              help="auto: from the file name (.jsonl, .tsv, .csv; else TREC).")
-            names = ("id", "text", "title") if kind == "documents" else (
-                "id", "text", "description", "narrative")
-            cells = st.columns(len(names))
-            fields = {n: cells[i].text_input(f"{n} field", value=n).strip() or n
-                      for i, n in enumerate(names)}
-        if kind == "documents":
-            owner_org = b.text_input("Owner organisation of new documents",
-                                     help="The organisation whose lexical runs may see them.")
-        if kind in ("qrels", "observations", "labels-csv", "labels-jsonl", "labels-quepid",
-                    "labels-rre", "labels-rank-eval"):
-            annotator = b.text_input("Annotator recorded on the labels",
-                                     help="Default: the file's kind and name.")
-        keep_annotators = False
-        if kind in ("labels-csv", "labels-jsonl"):
-            keep_annotators = a.checkbox(
-                "Keep the annotators the file names",
-                help="You vouch for the names, times and sources in the file; without this "
-                     "a file naming annotators is refused.")
-        if kind == "beir":
-            owner_org = b.text_input("Owner organisation of the new documents",
-                                     help="Default: the organisation that owns the corpus.")
-        if kind in ("qrels", "beir"):
-            complete = a.checkbox("Declare every judged query complete",
-                                  help="Only if these judgments list every relevant unit.")
-        allow_unknown = st.checkbox("Allow ids not in the study's corpus or queries")
+        options = _import_options(kind)
         submitted = st.form_submit_button("Import", type="primary")
     if not submitted:
         return
@@ -139,78 +153,72 @@ def _import_section(study_id: str) -> None:
     data = upload.getvalue()
     try:
         with reporting(StreamlitProgress(bar)):
-            summary = import_upload(
-                get_db(), kind, data, upload.name, study_id=study_id, actor=_actor(),
-                k=int(k) if k is not None else None, run_name=run_name, annotator=annotator,
-                complete=complete, allow_unknown_ids=allow_unknown, fmt=fmt,
-                document_fields=DocumentFields(**fields) if kind == "documents" else None,
-                query_fields=QueryFields(**fields) if kind == "queries" else None,
-                owner_org=(owner_org or "").strip() or None, keep_annotators=keep_annotators,
-            )
+            summary = import_upload(get_db(), kind, data, upload.name, study_id=study_id,
+                                    actor=_actor(), **options)
     except (InputErrors, ValueError, PermissionError) as error:
         bar.empty()  # the message below says how it ended (no full bar for a refusal)
         _show_errors("The import was refused; the store is unchanged.", error)
         return
     except OSError as error:  # the server's disk (full, read-only), not the upload
         bar.empty()
-        st.error("The import could not be written on the server "
-                 f"({escape_markdown(error.strerror or type(error).__name__)}); the store is "
+        reason = escape_markdown(error.strerror or type(error).__name__)
+        st.error(f"The import could not be written on the server ({reason}); the store is "
                  "unchanged. Ask whoever runs the app to free disk space, then upload again.")
         return
     bar.empty()
     say("success", "\n".join(summary.lines()))
 
 
-def _lexical_section(handle: Study, study_org: str | None) -> None:
-    db = get_db()
-    study_id = handle.study_id
-    st.subheader("Create a lexical run")
-    st.caption("BM25 over the study's corpus (SQLite FTS5). The protocol is pinned first: the "
-               "visible documents and their fingerprint are recorded, and the run is refused "
-               "if the corpus changes afterwards.")
-    orgs = organisation_ids(db)
-    references = [r.name for r in list_references(handle)]
+def _lexical_form(handle: Study, study_org: str | None) -> tuple[str, dict] | None:
+    """The lexical run form: the run's name and its protocol, once submitted."""
+    orgs = organisation_ids(handle.db)
+    references = [""] + [r.name for r in list_references(handle)]
     with st.form("lexical_form"):
         a, b = st.columns(2)
         name = a.text_input("Protocol and run name", placeholder="bm25-title-2x")
         top_k = b.number_input("top_k (the run's k)", min_value=1, max_value=MAX_TOP_K, value=10)
         default_orgs = [study_org] if study_org in orgs else orgs
         organisations = a.multiselect("Visible organisations", orgs, default=default_orgs)
-        cutoff_day = b.date_input("Historical cutoff (UTC, end of day)",
-                                  value=datetime.now(UTC).date())
-        title_weight = a.number_input("BM25 title weight", min_value=0.0, max_value=1000.0,
-                                      value=1.0)
-        text_weight = b.number_input("BM25 text weight", min_value=0.0, max_value=1000.0,
-                                     value=1.0)
-        reference = a.selectbox("Reference version (optional)", [""] + references,
+        today = datetime.now(UTC).date()
+        cutoff_day = b.date_input("Historical cutoff (UTC, end of day)", value=today)
+        weights = {field: float(column.number_input(f"BM25 {field} weight", min_value=0.0,
+                                                    max_value=1000.0, value=1.0))
+                   for field, column in (("title", a), ("text", b))}
+        reference = a.selectbox("Reference version (optional)", references,
                                 format_func=lambda name: name or "none")
-        submitted = st.form_submit_button("Pin and run", type="primary")
-    if submitted:
-        cutoff = datetime.combine(cutoff_day, time(23, 59, 59), tzinfo=UTC)
-        protocol = {
-            "method": "lexical",
-            "top_k": int(top_k),
-            "cutoff": cutoff.isoformat().replace("+00:00", "Z"),
-            "organisations": organisations,
-            "weights": {"title": float(title_weight), "text": float(text_weight)},
-        }
-        if reference:
-            protocol["reference_version"] = reference
+        if not st.form_submit_button("Pin and run", type="primary"):
+            return None
+    cutoff = datetime.combine(cutoff_day, time(23, 59, 59), tzinfo=UTC)
+    protocol = {"method": "lexical", "top_k": int(top_k),
+                "cutoff": cutoff.isoformat().replace("+00:00", "Z"),
+                "organisations": organisations, "weights": weights}
+    if reference:
+        protocol["reference_version"] = reference
+    return name.strip(), protocol
+
+
+def _lexical_section(handle: Study, study_org: str | None) -> None:
+    st.subheader("Create a lexical run")
+    st.caption("BM25 over the study's corpus (SQLite FTS5). The protocol is pinned first: the "
+               "visible documents and their fingerprint are recorded, and the run is refused "
+               "if the corpus changes afterwards.")
+    submitted = _lexical_form(handle, study_org)
+    if submitted is not None:
+        name, protocol = submitted
+        db, who = get_db(), {"study_id": handle.study_id, "actor": _actor()}
         bar = st.progress(0.1, text="Pinning the protocol…")
         try:
-            pin_protocol(db, study_id=study_id, name=name.strip(),
-                         protocol=parse_protocol(protocol, source="protocol form"),
-                         actor=_actor())
+            pin_protocol(db, name=name, protocol=parse_protocol(protocol, source="protocol form"),
+                         **who)
             bar.progress(0.4, text="Ranking every query…")
             with reporting(StreamlitProgress(bar)):
-                run = execute_protocol(db, study_id=study_id, protocol_name=name.strip(),
-                                       run_name=name.strip(), actor=_actor())
+                run = execute_protocol(db, protocol_name=name, run_name=name, **who)
         except RetrievalRefused as refusal:
             bar.empty()  # the message below says how it ended (no full bar for a refusal)
             _show_errors("The run was refused; nothing was stored.", refusal)
             return
         except (InputErrors, ValueError, PermissionError, ProtocolNotFoundError) as error:
-            bar.empty()  # the message below says how it ended (no full bar for a refusal)
+            bar.empty()
             _show_errors("The run was not created.", error)
             return
         bar.empty()
@@ -348,7 +356,7 @@ def _new_study_section(expanded: bool) -> None:
         corpus_id = b.text_input("Corpus id", placeholder="acme-kb",
                                  help="Studies naming the same corpus share its documents.")
         name = a.text_input("Name")
-        threshold = b.number_input("Relevant when gain ≥", min_value=1, max_value=MAX_GAIN, value=1)
+        threshold = b.number_input("Relevant when gain ≥", min_value=1, max_value=MAX_GAIN)
         org = a.text_input("Organisation (optional)",
                            help="A corpus that belongs to an organisation is open only to "
                                 "studies of that organisation, created by its members.")

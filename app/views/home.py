@@ -112,24 +112,15 @@ else:
 st.subheader("Queries")
 # the study and annotator part of every row's address, encoded once (10,000 rows on a
 # large study): the same address as urlencode(address_params(query=qid))
-here = "annotate?" + "".join(f"{part}&" for part in [urlencode(address_params())] if part) + "query="
-if progress is None:
-    rows = [{"query": qid, "annotate": here + quote_plus(qid), "text": text}
-            for qid, text in queries.items()]
-else:
-    rows = [
-        {
-            "query": qid,
-            # a real address: opens this query on the Annotate page (in a new tab)
-            "annotate": here + quote_plus(qid),
-            "text": queries.get(qid, ""),
-            "pooled": p.pooled,
-            "labeled": p.labeled,
-            "conflicts": p.conflicts,
-            "complete": p.complete,
-        }
-        for qid, p in progress.queries.items()
-    ]
+session_params = urlencode(address_params())
+here = f"annotate?{session_params}&query=" if session_params else "annotate?query="
+# "annotate": a real address, opening the query on the Annotate page (in a new tab)
+rows = [{"query": qid, "annotate": here + quote_plus(qid), "text": queries.get(qid, "")}
+        for qid in (queries if progress is None else progress.queries)]
+if progress is not None:
+    for row in rows:
+        p = progress.queries[row["query"]]
+        row.update(pooled=p.pooled, labeled=p.labeled, conflicts=p.conflicts, complete=p.complete)
 # a long list is filtered (by id or words of the text; unfinished only), the filter in the
 # address so a reload or a shared link keeps it
 left, right = st.columns([3, 1], vertical_alignment="bottom")

@@ -57,9 +57,9 @@ def _on_freeze(study_id: str) -> None:
         return
     st.session_state["rl_freeze_name"] = ""
     st.session_state["rl_report_reference"] = version.name
-    flash(_FLASH, "success", f"Reference version {version.name} frozen: {version.n_labels} labels on "
-                      f"{version.n_queries} queries, {version.n_complete} complete "
-                      f"({version.content_hash[:19]}…)")
+    flash(_FLASH, "success", f"Reference version {version.name} frozen: {version.n_labels} "
+                             f"labels on {version.n_queries} queries, {version.n_complete} "
+                             f"complete ({version.content_hash[:19]}…)")
 
 
 def _on_generate(study_id: str) -> None:
@@ -90,7 +90,8 @@ def _on_generate(study_id: str) -> None:
         return
     st.session_state["rl_report_name"] = ""
     st.session_state["rl_report_show"] = stored.report_id
-    flash(_FLASH, "success", f"Report {stored.name} generated and stored ({stored.content_hash[:19]}…)")
+    flash(_FLASH, "success",
+          f"Report {stored.name} generated and stored ({stored.content_hash[:19]}…)")
 
 
 def _shared_k(report: Report) -> int | None:

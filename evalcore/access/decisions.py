@@ -23,7 +23,8 @@ StudyMode = Literal["local", "team"]
 
 
 class PermissionDenied(PermissionError):
-    """``actor`` may not do ``permission`` in ``study_id``; the message says who can grant it."""
+    """``actor`` may not do ``permission`` in ``study_id``; the message says who can grant it.
+    ``required_role``: by default the least role holding ``permission``; ``role``: the actor's."""
 
     def __init__(
         self,
@@ -32,14 +33,14 @@ class PermissionDenied(PermissionError):
         actor: str,
         study_id: str,
         permission: Permission,
-        required_role: RoleName,
-        role: RoleName | None,
+        required_role: RoleName | None = None,
+        role: RoleName | None = None,
     ) -> None:
         super().__init__(message)
         self.actor = actor
         self.study_id = study_id
         self.permission = permission
-        self.required_role = required_role
+        self.required_role = required_role or REQUIRED_ROLE[permission]
         self.role = role
 
 
@@ -72,8 +73,7 @@ def require_actor(actor: str | None, *, study_id: str, permission: Permission) -
         raise PermissionDenied(
             f"nobody is named to {permission.value} in study {study_id!r}, which is in team "
             f"mode: sign in, or pass the acting user (--actor); it needs the {required} role",
-            actor="", study_id=study_id, permission=permission, required_role=required, role=None,
-        )
+            actor="", study_id=study_id, permission=permission)
     return normalise_user_id(actor)
 
 
@@ -97,8 +97,7 @@ def decide_study_action(
     def denied(why: str) -> PermissionDenied:
         return PermissionDenied(
             f"{user} may not {permission.value} in study {study_id!r}: {why}",
-            actor=user, study_id=study_id, permission=permission, required_role=required,
-            role=role)
+            actor=user, study_id=study_id, permission=permission, role=role)
 
     if role is None:
         raise denied(f"they are not a member of it, and it needs the {required} role; "
@@ -139,9 +138,7 @@ def study_view_denied(refusal: str, *, study_id: str, user: str) -> PermissionDe
     return PermissionDenied(
         f"{refusal}; a lead of the study can add them: evalcore members add --db STORE "
         f"--study {study_id} --user {user or 'USER'} --role annotator",
-        actor=user, study_id=study_id, permission=Permission.READ,
-        required_role=REQUIRED_ROLE[Permission.READ], role=None,
-    )
+        actor=user, study_id=study_id, permission=Permission.READ)
 
 
 def document_refusal_rule(
@@ -180,15 +177,15 @@ def protocol_organisations_denied(
     are not in (``missing``).
 
     A protocol's rankings (its scores, which documents match which terms) are a search
-    oracle on the documents it sees: it may be pinned, executed or have its document set
-    shown only by someone who may read every one of them, checked for whoever acts, every
-    time (never inherited from who pinned it).
+    oracle on the documents it sees: it may be pinned (``PIN_PROTOCOL``) or executed
+    (``CREATE_RUN``) only by someone who may read every one of them, checked for whoever
+    acts, every time (never inherited from who pinned it).
     """
     name = f"pinned protocol {protocol!r}" if protocol else "a protocol"
-    what = {
-        Permission.PIN_PROTOCOL: f"pin {name} that sees",
-        Permission.CREATE_RUN: f"run {name}, which sees",
-    }.get(permission, f"see the document set of {name}, which covers")
+    if permission is Permission.PIN_PROTOCOL:
+        what = f"pin {name} that sees"
+    else:
+        what = f"run {name}, which sees"
     who = user or "nobody named"
     return PermissionDenied(
         f"{who} may not {what} organisation(s) {', '.join(missing)} in study {study_id!r}: "
@@ -198,9 +195,7 @@ def protocol_organisations_denied(
         + "someone in every organisation the protocol sees may run it, or an admin of "
         f"{missing[0]!r} can add them: evalcore members add-org --db STORE --user "
         f"{user or 'USER'} --org {missing[0]}",
-        actor=user, study_id=study_id, permission=permission,
-        required_role=REQUIRED_ROLE[permission], role=None,
-    )
+        actor=user, study_id=study_id, permission=permission)
 
 
 def _article(word: str) -> str:

@@ -63,11 +63,11 @@ class OrganisationPermissionDenied(PermissionDenied):
     """``actor`` may not do ``org_permission`` in organisation ``org_id``."""
 
     def __init__(self, message: str, *, actor: str, org_id: str,
-                 org_permission: OrgPermission, org_role: OrgRole | None,
+                 org_permission: OrgPermission, org_role: OrgRole | None = None,
                  study_id: str = "") -> None:
-        super().__init__(message, actor=actor, study_id=study_id,
-                         permission=_STUDY_PERMISSION[org_permission], required_role="lead",
-                         role=None)
+        permission = _STUDY_PERMISSION[org_permission]
+        super().__init__(message, actor=actor, study_id=study_id, permission=permission,
+                         required_role="lead")
         self.org_id = org_id
         self.org_permission = org_permission
         self.required_org_role = REQUIRED_ORG_ROLE[org_permission]
@@ -201,8 +201,7 @@ def organisation_entry_denied(
         + ("sign in, or pass the acting user (--actor); " if not user else "")
         + f"an admin of it ({', '.join(admins)}) can add them: evalcore members add-org "
         f"--db STORE --user {user or 'USER'} --org {org_id}",
-        actor=user, org_id=org_id, org_permission=OrgPermission.READ, org_role=None,
-        study_id=study_id)
+        actor=user, org_id=org_id, org_permission=OrgPermission.READ, study_id=study_id)
 
 
 def study_over_corpus_denied(
@@ -315,8 +314,7 @@ def decide_corpus_write(
                 f"{corpus_owner!r}, and another organisation's documents enter it only once "
                 f"that organisation has a team-mode study over it (which an admin of "
                 f"{corpus_owner!r} creates), or from an admin of {corpus_owner!r}",
-                actor=user, org_id=corpus_owner, org_permission=OrgPermission.SHARE_CORPUS,
-                org_role=None)
+                actor=user, org_id=corpus_owner, org_permission=OrgPermission.SHARE_CORPUS)
         return
     if team_studies and not lead_of_team_study:
         who = user or "nobody named"
@@ -325,5 +323,4 @@ def decide_corpus_write(
             f"owner organisation and team-mode studies use it ({', '.join(team_studies)}); "
             "only a lead of one of them may"
             + ("; sign in, or pass the acting user (--actor)" if not user else ""),
-            actor=user, study_id=team_studies[0], permission=Permission.IMPORT,
-            required_role="lead", role=None)
+            actor=user, study_id=team_studies[0], permission=Permission.IMPORT)

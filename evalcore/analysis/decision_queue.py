@@ -35,12 +35,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from evalcore.analysis.decision import (
-    ZERO,
-    PairEvaluation,
-    open_rows,
-    verdict_of,
-)
+from evalcore.analysis.decision import ZERO, PairEvaluation, open_rows, verdict_of
 from evalcore.analysis.pair_bounds import (
     OPEN_MARGIN,
     PAIR_FAMILIES,

@@ -102,12 +102,7 @@ def metric_value_text(value: MetricValue | None, digits: int = 4) -> str:
 def aggregate_value_text(value: AggregateValue, unlabeled: int | None, conflicts: int = 0) -> str:
     """An aggregate: ``0.5320``, or ``unavailable · 0.41 to 0.58, 23 unlabeled`` (``unlabeled``
     and ``conflicts`` counted over the missing queries, see :func:`unknown_counts`)."""
-    if value.available and value.value is not None:
-        return f"{value.value:.4f}"
-    if value.n_queries == 0:
-        return UNAVAILABLE + SEPARATOR + "no queries"
-    return UNAVAILABLE + SEPARATOR + unavailable_detail(
-        value.lower, value.upper, unlabeled, conflicts, value.reasons)
+    return aggregate_card(value, (unlabeled, conflicts)).status_line
 
 
 class AggregateCard(FrozenModel):
@@ -137,7 +132,7 @@ class AggregateCard(FrozenModel):
         return f"{text}; {self.bounds}" if self.bounds else text
 
 
-def aggregate_card(value: AggregateValue, unknowns: tuple[int, int] | None = None
+def aggregate_card(value: AggregateValue, unknowns: tuple[int | None, int] | None = None
                    ) -> AggregateCard:
     """The card texts of an aggregate (section 6 of the contract).
 

@@ -86,9 +86,13 @@ METHODS: dict[str, str] = {
 }
 #: Families whose pair interval comes from :func:`pair_interval`.
 PAIR_FAMILIES = frozenset({"P", "RBP", "RR", "Success", "nDCG", "R", "AP"})
+#: Two, three and four parallel arrays (per query or per row), as most functions here return.
+Arrays2 = tuple[np.ndarray, np.ndarray]
+Arrays3 = tuple[np.ndarray, np.ndarray, np.ndarray]
+Arrays4 = tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
 
 
-def cut_and_cutoffs(units: PairUnits, measure: Measure) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def cut_and_cutoffs(units: PairUnits, measure: Measure) -> Arrays4:
     """(in A's cut, in B's cut, A's cutoff per row, B's cutoff per row)."""
     q = units.query
     ka = units.k_a if measure.k is None else np.full(units.n, measure.k, dtype=np.int64)
@@ -105,16 +109,14 @@ def relevance_threshold(measure: Measure, protocol: EvalProtocol) -> int:
     return protocol.relevance_threshold if measure.rel is None else measure.rel
 
 
-def _relevance(units: PairUnits, measure: Measure, protocol: EvalProtocol
-               ) -> tuple[np.ndarray, np.ndarray]:
+def _relevance(units: PairUnits, measure: Measure, protocol: EvalProtocol) -> Arrays2:
     """bool[U] (certainly relevant, of unknown relevance) at the measure's threshold."""
     t = relevance_threshold(measure, protocol)
     sure = units.low >= t
     return sure, (units.high >= t) & ~sure
 
 
-def _additive(units: PairUnits, c: np.ndarray, maybe: np.ndarray, sure: np.ndarray
-              ) -> tuple[np.ndarray, np.ndarray]:
+def _additive(units: PairUnits, c: np.ndarray, maybe: np.ndarray, sure: np.ndarray) -> Arrays2:
     """Extremes of sum_u c_u * rel_u with rel_u = 1 (sure), 0/1 (maybe), 0 otherwise."""
     q, n = units.query, units.n
     known = segment_sum(q[sure], c[sure], n)
@@ -149,8 +151,7 @@ def net_weight(units: PairUnits, measure: Measure, protocol: EvalProtocol) -> np
     return in_a.astype(np.float64) - in_b.astype(np.float64)
 
 
-def _first_relevant(units: PairUnits, measure: Measure, protocol: EvalProtocol
-                    ) -> tuple[np.ndarray, np.ndarray]:
+def _first_relevant(units: PairUnits, measure: Measure, protocol: EvalProtocol) -> Arrays2:
     n, q = units.n, units.query
     in_a, in_b, _, _ = cut_and_cutoffs(units, measure)
     sure, maybe = _relevance(units, measure, protocol)
@@ -181,8 +182,7 @@ def _first_relevant(units: PairUnits, measure: Measure, protocol: EvalProtocol
     return lower, upper
 
 
-def _ratio_box(n_lo: np.ndarray, n_hi: np.ndarray, d_lo: np.ndarray, d_hi: np.ndarray
-               ) -> tuple[np.ndarray, np.ndarray]:
+def _ratio_box(n_lo: np.ndarray, n_hi: np.ndarray, d_lo: np.ndarray, d_hi: np.ndarray) -> Arrays2:
     """Bounds of N / D for N in [n_lo, n_hi], D in [d_lo, d_hi] with 0 < d_lo <= d_hi."""
     with np.errstate(divide="ignore", invalid="ignore"):
         lower = np.where(n_lo >= 0, n_lo / d_hi, n_lo / d_lo)
@@ -191,7 +191,7 @@ def _ratio_box(n_lo: np.ndarray, n_hi: np.ndarray, d_lo: np.ndarray, d_hi: np.nd
 
 
 def _ndcg(units: PairUnits, measure: Measure, protocol: EvalProtocol,
-          needed: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+          needed: np.ndarray | None = None) -> Arrays2:
     n, q = units.n, units.query
     in_a, in_b, ka, kb = cut_and_cutoffs(units, measure)
     table = gain_values(protocol.gain)
@@ -266,7 +266,7 @@ def _fraction(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 def _reference_counts(units: PairUnits, measure: Measure, protocol: EvalProtocol,
                       in_a: np.ndarray, in_b: np.ndarray
-                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                      ) -> Arrays3:
     """Per query (``D0``: certainly relevant reference units; ``Y``: how many units outside
     both cuts may be relevant: the reference conflicts across the threshold there and the
     outside units of section 12, np.inf when unbounded; ``maybe``: bool[U], rows of unknown
@@ -285,8 +285,7 @@ def _reference_counts(units: PairUnits, measure: Measure, protocol: EvalProtocol
     return d0, v_out + units.outside(in_a, in_b), maybe
 
 
-def _recall(units: PairUnits, measure: Measure, protocol: EvalProtocol
-            ) -> tuple[np.ndarray, ...]:
+def _recall(units: PairUnits, measure: Measure, protocol: EvalProtocol) -> tuple[np.ndarray, ...]:
     """R@k's difference, exact: ``(N0 + p - m) / (D0 + p + m + z)`` over the relevant counts
     ``p`` of the unknown units only A has in its cut (0..P), ``m`` only B (0..M) and ``z``
     of the unknown units both or neither have (0..Z: the shared ones, the reference
@@ -326,7 +325,7 @@ def _ends(lo_none: np.ndarray, lo_all: np.ndarray, hi_none: np.ndarray, hi_all: 
 
 
 def _ap_terms(units: PairUnits, in_x: np.ndarray, rank_x: np.ndarray, sure: np.ndarray,
-              maybe: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+              maybe: np.ndarray) -> Arrays3:
     """Run X's AP numerator ``S_X`` split by unit (X's cut ``in_x``, ranks ``rank_x``): (per
     query ``base``: ``S_X`` with only the certainly relevant units relevant; per row
     ``alone``: what the row adds to ``S_X`` when it is the only unknown unit relevant;
@@ -360,8 +359,7 @@ MAX_PAIR_UNITS = 64
 _PAIR_BLOCK = 1 << 21
 
 
-def _pair_terms(units: PairUnits, rows: np.ndarray, in_a: np.ndarray, in_b: np.ndarray
-                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _pair_terms(units: PairUnits, rows: np.ndarray, in_a: np.ndarray, in_b: np.ndarray) -> Arrays3:
     """For the unknown rows ``rows`` (grouped by query): (neg, pos, covered). Two relevant
     unknown units u, v add ``psi(u, v) = [both in A's cut] / (later rank in A) - [both in
     B's cut] / (later rank in B)`` to ``S_A - S_B``; each pair is given to the later of its
@@ -444,8 +442,7 @@ def _average_precision(units: PairUnits, measure: Measure, protocol: EvalProtoco
                  best_mean(rq, high, n0, d0 + y, True, True), np.isinf(y))
 
 
-def _top(units: PairUnits, measure: Measure, protocol: EvalProtocol
-         ) -> tuple[np.ndarray, np.ndarray]:
+def _top(units: PairUnits, measure: Measure, protocol: EvalProtocol) -> Arrays2:
     in_a, in_b, ka, kb = cut_and_cutoffs(units, measure)
     sure, maybe = _relevance(units, measure, protocol)
     return _additive(units, _weights(units, measure, in_a, in_b, ka, kb), maybe, sure)
@@ -462,8 +459,7 @@ _FAMILY: dict[str, Callable[[PairUnits, Measure, EvalProtocol], tuple[np.ndarray
 }
 
 
-def pair_interval(units: PairUnits, measure: Measure, protocol: EvalProtocol
-                  ) -> tuple[np.ndarray, np.ndarray]:
+def pair_interval(units: PairUnits, measure: Measure, protocol: EvalProtocol) -> Arrays2:
     """Per query, (lower, upper) of ``A - B`` by the pair method; NaN where not covered."""
     lower, upper, _, _ = pair_interval_ends(units, measure, protocol)
     return lower, upper

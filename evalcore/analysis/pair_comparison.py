@@ -178,8 +178,9 @@ def compare_pair(
     verdicts_only: bool = False,
     query_ids: Sequence[str] | None = None,
 ) -> PairComparison:
-    """:func:`compare_pair` for a caller that authorised the read already (``query_ids``:
-    a resolved query set, else the study's queries)."""
+    """Stored run ``run_a`` against ``run_b`` on each of ``measures`` (``query_ids``: a
+    resolved query set, else the study's queries); ``verdicts_only``: no queues, no
+    compatibility numbers."""
     return compare_evaluated_pair(
         stored_pair(study, run_a, run_b, measures, reference, query_ids=query_ids),
         reference,

@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 
-from evalcore.store.marks import StoreMarks, store_marks
+from evalcore.store.marks import StoreMarks, current_marks
 from evalcore.store.observations import StudyEvidence, study_evidence
 from evalcore.store.store_identity import store_place
 from evalcore.store.study_handle import Study
@@ -37,7 +37,7 @@ def shared_evidence(study: Study, reference: str | None = None, *,
     if store is None:  # a store in memory: nothing outlives its connection to key it by
         return study_evidence(study, reference)
     key = (store, study.study_id, reference)
-    marks = store_marks(study) if marks is None else marks
+    marks = current_marks(study) if marks is None else marks
     with _lock:
         kept = _kept.get(key)
         if kept is not None and kept.marks == marks:

@@ -214,6 +214,10 @@ def blocking_table(run_names: Sequence[str], runs: Mapping[str, RunBlocking],
     )
 
 
+#: The columns of a :class:`BlockingTable` holding one value per row.
+_ROW_COLUMNS = ("query", "unit_source", "unit_at", "unlocks", "blocks", "best_rank", "present")
+
+
 @dataclass
 class BlockingTable:
     """Every blocking item of a study as columns (row order is not the list's order)."""
@@ -239,9 +243,9 @@ class BlockingTable:
 
     @classmethod
     def empty(cls, run_names: tuple[str, ...], query_ids: Sequence[str]) -> BlockingTable:
-        none = np.zeros(0, dtype=np.int64)
-        return cls(run_names, query_ids, none, none, none, [], none, none, none,
-                   np.zeros((0, len(run_names)), dtype=bool))
+        none = dict.fromkeys(_ROW_COLUMNS, np.zeros(0, dtype=np.int64))
+        return cls(run_names, query_ids, sources=[], **{
+            **none, "present": np.zeros((0, len(run_names)), dtype=bool)})
 
     def __len__(self) -> int:
         return int(self.query.size)
@@ -342,13 +346,7 @@ class BlockingTable:
         if not used.all():  # sources no row reads any more are let go
             source = (np.cumsum(used) - 1)[source]
             sources = [s for s, on in zip(sources, used.tolist(), strict=True) if on]
-        return BlockingTable(
-            run_names=self.run_names, query_ids=self.query_ids,
-            query=np.concatenate((self.query[keep], new.query)),
-            unit_source=source, unit_at=np.concatenate((self.unit_at[keep], new.unit_at)),
-            sources=sources,
-            unlocks=np.concatenate((self.unlocks[keep], new.unlocks)),
-            blocks=np.concatenate((self.blocks[keep], new.blocks)),
-            best_rank=np.concatenate((self.best_rank[keep], new.best_rank)),
-            present=np.concatenate((self.present[keep], new.present)),
-        )
+        rows = {name: np.concatenate((getattr(self, name)[keep], getattr(new, name)))
+                for name in _ROW_COLUMNS if name != "unit_source"}
+        return BlockingTable(self.run_names, self.query_ids, unit_source=source, sources=sources,
+                             **rows)

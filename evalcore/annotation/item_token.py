@@ -89,17 +89,13 @@ def show_item(
     Keeps ``previous``'s showing number when it is the same item in the same
     state (a re-render of an unchanged screen); otherwise the next number.
     """
-    study_id = study.study_id
-    seen = latest_event_id(study, query_id, unit_id)
-    same = previous is not None and (
-        previous.study_id, previous.query_id, previous.unit_id, previous.annotator,
-        previous.seen_event,
-    ) == (study_id, query_id, unit_id, annotator, seen)
-    if same:
-        return previous  # type: ignore[return-value]
-    showing = previous.showing + 1 if previous is not None else 1
-    return ItemToken(study_id=study_id, query_id=query_id, unit_id=unit_id,
-                     annotator=annotator, seen_event=seen, showing=showing)
+    token = ItemToken(study_id=study.study_id, query_id=query_id, unit_id=unit_id,
+                      annotator=annotator, seen_event=latest_event_id(study, query_id, unit_id),
+                      showing=previous.showing if previous is not None else 1)
+    if previous is None:
+        return token
+    return previous if token == previous else token.model_copy(
+        update={"showing": previous.showing + 1})
 
 
 def label_as_shown(
@@ -122,19 +118,12 @@ def label_as_shown(
         require_on_screen(token, on_screen)
     study = open_study(db, token.study_id, token.annotator, Permission.LABEL)
     was_complete = is_complete(study, token.query_id)
-    event = labels.record_label(
-        db, study_id=token.study_id, query_id=token.query_id, unit_id=token.unit_id,
-        gain=gain, annotator=token.annotator, note=note, source=source,
-        seen_event=token.seen_event,
-        also=lambda: clear_draft(db, study_id=token.study_id, query_id=token.query_id,
-                                 unit_id=token.unit_id, annotator=token.annotator),
-    )
+    item = token.model_dump(include={"study_id", "query_id", "unit_id", "annotator"})
+    event = labels.record_label(db, **item, gain=gain, note=note, source=source,
+                                seen_event=token.seen_event, also=lambda: clear_draft(db, **item))
     resolved = resolve_unit_in_store(study, token.query_id, token.unit_id)
-    in_conflict = resolved is not None and resolved.state == "conflict"
-    conflict = (
-        {a: g for a, g in resolved.annotators.items() if a != token.annotator}
-        if in_conflict and resolved is not None else {}
-    )
+    conflict = resolved.annotators if resolved is not None and resolved.state == "conflict" else None
+    others = {a: g for a, g in (conflict or {}).items() if a != token.annotator}
     reopened = was_complete and not is_complete(study, token.query_id)
-    return LabelOutcome(event=event, reopened=reopened, in_conflict=in_conflict,
-                        conflict_with=conflict)
+    return LabelOutcome(event=event, reopened=reopened, in_conflict=conflict is not None,
+                        conflict_with=others)

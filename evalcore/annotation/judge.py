@@ -17,7 +17,7 @@ one, title and text cut at :data:`~evalcore.annotation.judge_prompt.DOCUMENT_CHA
 an OpenAI-compatible chat endpoint (:mod:`evalcore.io.chat_completions`: rate-limited,
 retried, timed out; up to ``workers`` calls at once), reads the grade strictly
 (:mod:`evalcore.annotation.judge_prompt`) and stores the answers as automatic labels of the source every ``batch`` answers
-(:func:`evalcore.store.automatic_labels.append_automatic_labels`: one short transaction
+(:func:`evalcore.store.automatic_labels.write_automatic_import`: one short transaction
 each; never a transaction around a call, so annotators are never blocked). An interrupt
 or a refused endpoint stores what was answered and stops; a write refused because the
 actor lost the lead role stops the run too. A reply without a grade, a
@@ -52,9 +52,9 @@ from evalcore.contract.query_order import natural_key
 from evalcore.io.chat_completions import CallFailed, ChatClient, EndpointRefused
 from evalcore.io.progress import reporter
 from evalcore.store.automatic_labels import (
-    append_automatic_labels,
     automatic_labels,
     judgeable_documents,
+    write_automatic_import,
 )
 from evalcore.store.imports.automatic_labels import check_source_name
 from evalcore.store.information_needs import information_needs
@@ -66,6 +66,7 @@ from evalcore.store.runs import list_runs
 from evalcore.store.scoping import readable_document, run_permitted_ids
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import open_study
+from evalcore.store.transaction import write_transaction
 
 #: Answers stored per short write transaction.
 BATCH = 20
@@ -192,9 +193,10 @@ def run_judging(db: sqlite_utils.Database, plan: JudgePlan, client: ChatClient, 
         if not pending:
             return
         try:
-            append_automatic_labels(db, study_id=plan.study_id, source=plan.source,
-                                    file="evalcore judge", format=f"judge {grades}",
-                                    labels=list(pending), actor=actor, detail=detail)
+            with write_transaction(db):  # one published import: its staging never shows
+                write_automatic_import(db, study_id=plan.study_id, source=plan.source,
+                                       file="evalcore judge", format=f"judge {grades}",
+                                       labels=list(pending), actor=actor, detail=detail)
             summary.stored += len(pending)
         except PermissionDenied as refused:
             summary.failures["answer not stored (refused)"] += len(pending)
@@ -210,13 +212,11 @@ def run_judging(db: sqlite_utils.Database, plan: JudgePlan, client: ChatClient, 
         """Count one call's outcome and keep its grade."""
         try:
             reply = call.result()
-        except EndpointRefused as refused:
-            summary.calls += 1
-            summary.failures[refused.reason] += 1
-            summary.stopped = summary.stopped or str(refused)
         except CallFailed as failed:
             summary.calls += 1
             summary.failures[failed.reason] += 1
+            if isinstance(failed, EndpointRefused):
+                summary.stopped = summary.stopped or str(failed)
         else:
             summary.calls += 1
             try:

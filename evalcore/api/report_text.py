@@ -70,7 +70,10 @@ def report_text(result: BatchResult, tied_score_pairs: int, notes: Sequence[str]
     n = len(batch)
     names = list(result.metrics)
     keys = [_string(name) + ":" for name in names]
-    columns = [_metric_texts(result, name, key) for name, key in zip(names, keys, strict=True)]
+    listed: dict[str, Any] = {}  # the text of every blocking unit, made once
+    columns = [
+        _metric_texts(result, name, key, listed) for name, key in zip(names, keys, strict=True)
+    ]
     obits = result.observation_bits.tolist()
     has_dup = (np.bincount(result.ranking.query[batch.pos_dup], minlength=n) > 0).tolist()
     rows = map(",".join, zip(*columns, strict=True)) if columns else iter([""] * n)
@@ -110,17 +113,17 @@ def _reported(protocol: ProtocolChoices | EvalProtocol) -> dict[str, Any]:
     return protocol.reported()
 
 
-def _metric_texts(result: BatchResult, name: str, key: str) -> list[str]:
+def _metric_texts(result: BatchResult, name: str, key: str, listed: dict[str, Any]) -> list[str]:
     """Every query's ``"name":{...}`` text of one measure (an invalid query's is unused)."""
     m = result.metrics[name]
     available = result.available(name)
     lower, upper = result.bounds(name)
     open_rows = np.flatnonzero(~available & result.valid)
-    blocking = result.blocking_ids(name) if open_rows.size else {}
+    blocking = _blocking_texts(result, name, listed) if open_rows.size else [""] * len(m.value)
     conflicts = result.conflict_ids(name) if open_rows.size else {}
     bounds: dict[tuple[float, float], str] = {}
     residual = [None] * len(m.value) if m.residual is None else m.residual.tolist()
-    reasons: dict[int, str] = {}
+    heads: dict[int, str] = {}  # per reason bits: the text up to the blocking IDs
     texts: dict[tuple[float, float | None], str] = {}
     column = []
     values, bits = m.value.tolist(), m.reason_bits.tolist()
@@ -133,12 +136,13 @@ def _metric_texts(result: BatchResult, name: str, key: str) -> list[str]:
                 text = texts[v, res] = key + _json(shape)
             column.append(text)
             continue
-        b = bits[q]
-        why = reasons.get(b)
-        if why is None:
-            why = reasons[b] = _json(METRIC_REASON_LISTS[b])
-        ids = ",".join(map(_string, blocking.get(q, ())))
-        text = f'{key}{{"status":"unavailable","value":null,"reasons":{why},"blocking_ids":[{ids}]'
+        head = heads.get(bits[q])
+        if head is None:
+            why = _json(METRIC_REASON_LISTS[bits[q]])
+            head = heads[bits[q]] = (
+                f'{key}{{"status":"unavailable","value":null,"reasons":{why},"blocking_ids":['
+            )
+        text = head + blocking[q] + "]"
         if conflicts.get(q):
             text += f',"conflict_ids":{_json(conflicts[q])}'
         lo, hi = lows[q], highs[q]
@@ -151,6 +155,28 @@ def _metric_texts(result: BatchResult, name: str, key: str) -> list[str]:
             text += f',"residual":{number(res)}'
         column.append(text + "}")
     return column
+
+
+def _blocking_texts(result: BatchResult, name: str, listed: dict[str, Any]) -> list[str]:
+    """Every query's ``blocking_ids`` of measure ``name`` as JSON list items: slices of one
+    text of every unit of :meth:`~evalcore.compute.evaluate.BatchResult.blocking_units`
+    (the same for every measure: made once, into ``listed``)."""
+    units, starts, counts = result.blocking_units(name)
+    if not listed:
+        together = "".join(units)
+        if len(_string(together)) == len(together) + 2:  # nothing escaped: as they are
+            text, items, extra = '"' + '","'.join(units) + '",', units, 3  # (quotes, comma)
+        else:
+            items = list(map(_string, units))
+            text, extra = ",".join(items) + ",", 1
+        ends = np.zeros(len(items) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, items), dtype=np.int64, count=len(items)), out=ends[1:])
+        ends += np.arange(len(items) + 1) * extra
+        listed.update(text=text, ends=ends)
+    text, ends = listed["text"], listed["ends"]
+    first = ends[starts[:-1]]
+    last = np.maximum(ends[starts[:-1] + counts] - 1, first)  # (the last comma left out)
+    return [text[a:b] for a, b in zip(first.tolist(), last.tolist(), strict=True)]
 
 
 def _duplicates(batch: Any, q: int) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from evalcore.cli.input_options import quiet_option
+from evalcore.cli.input_options import Args, command, option, quiet_option
 from evalcore.cli.store_cmds import (
     actor_option,
     db_option,
@@ -24,7 +24,6 @@ from evalcore.cli.store_cmds import (
     store,
     study_options,
 )
-from evalcore.contract.limits import ReadLimits
 from evalcore.io.progress import reporter
 from evalcore.io.study_archive import load_signing_key
 from evalcore.store.study_archive import ArchiveSummary, export_study, import_study, read_archive
@@ -32,87 +31,111 @@ from evalcore.store.study_archive import ArchiveSummary, export_study, import_st
 #: The environment variable naming the signing key file (never the key itself).
 KEY_FILE_ENV = "RELEVANCE_LEDGER_ARCHIVE_KEY_FILE"
 
-_signing_key = click.option(
-    "--signing-key", "key_path", type=click.Path(dir_okay=False, path_type=Path),
-    envvar=KEY_FILE_ENV, default=None, show_envvar=True,
-    help="The organisation's archive signing key: a file of at least 32 secret bytes, "
-         "readable by its owner only, kept outside the store (see the README).")
+_signing_key = option(
+    "--signing-key key_path",
+    "The organisation's archive signing key: a file of at least 32 secret bytes, "
+    "readable by its owner only, kept outside the store (see the README).",
+    type=click.Path(dir_okay=False, path_type=Path),
+    envvar=KEY_FILE_ENV,
+    show_envvar=True,
+)
 
 
-def _key(key_path: Path | None) -> bytes | None:
-    if key_path is None:
+def _key(args: Args) -> bytes | None:
+    if args.key_path is None:
         return None
     try:
-        return load_signing_key(key_path)
+        return load_signing_key(args.key_path)
     except ValueError as exc:
         click.echo(f"error: {exc}", err=True)
         raise SystemExit(2) from None
 
 
 def _counts(summary: ArchiveSummary) -> str:
-    keys = ("queries", "documents", "runs", "results", "label_events", "references", "reports",
-            "members", "audit")
+    keys = "queries documents runs results label_events references reports members audit".split()
     return ", ".join(f"{summary.rows[f'{k}.jsonl']:,} {k.replace('_', ' ')}" for k in keys)
 
 
-@export_group.command("study")
+@command(export_group, "study")
 @study_options
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
-              help="The new archive file (an existing file is never overwritten).")
+@option(
+    "--out",
+    "The new archive file (an existing file is never overwritten).",
+    type=click.Path(dir_okay=False, path_type=Path),
+    required=True,
+)
 @_signing_key
 @quiet_option
 @actor_option
-def export_study_command(db_path: Path, study_id: str, out: Path, key_path: Path | None,
-                         actor: str) -> None:
+def export_study_command(a: Args) -> None:
     """Everything of a study in one versioned archive (needs the lead role); signed with the
     organisation's key when one is given."""
-    key = _key(key_path)
-    with store(db_path, "export study", study_id=study_id, actor=actor, read=True) as db:
-        summary = export_study(db, study_id, out, actor=actor, signing_key=key)
+    key = _key(a)
+    with store(a, read=True) as db:
+        summary = export_study(db, a.study_id, a.out, actor=a.actor, signing_key=key)
     reporter().done()
-    click.echo(f"exported study {study_id} to {out} ({summary.bytes:,} bytes, "
-               f"{summary.seconds} s): {_counts(summary)}")
-    click.echo("signed with the organisation's key" if summary.signed else
-               f"not signed (no --signing-key or {KEY_FILE_ENV}): an importer cannot verify "
-               "its origin")
+    click.echo(
+        f"exported study {a.study_id} to {a.out} ({summary.bytes:,} bytes, "
+        f"{summary.seconds} s): {_counts(summary)}"
+    )
+    click.echo(
+        "signed with the organisation's key"
+        if summary.signed
+        else f"not signed (no --signing-key or {KEY_FILE_ENV}): an importer cannot verify "
+        "its origin"
+    )
     if summary.documents_withheld:
-        click.echo(f"warning: {summary.documents_withheld:,} document(s) the study uses are not "
-                   "in the archive: you may not read them", err=True)
+        click.echo(
+            f"warning: {summary.documents_withheld:,} document(s) the study uses are not "
+            "in the archive: you may not read them",
+            err=True,
+        )
     if summary.withheld:
-        click.echo("warning: what you may not read was left out of "
-                   f"{', '.join(summary.withheld)} (hashes, scores and counts of other "
-                   "organisations' documents; docs/access-model.md, \"Exports\")", err=True)
+        click.echo(
+            "warning: what you may not read was left out of "
+            f"{', '.join(summary.withheld)} (hashes, scores and counts of other "
+            'organisations\' documents; docs/access-model.md, "Exports")',
+            err=True,
+        )
 
 
-@import_group.command("study")
+@command(import_group, "study")
 @db_option
-@click.option("--in", "archive_path", type=click.Path(exists=True, dir_okay=False, path_type=Path),
-              required=True, help="A study archive written by `evalcore export study`.")
-@click.option("--as", "as_id", default=None, help="Import under this study id (default: the "
-                                                  "archive's).")
+@option(
+    "--in archive_path",
+    "A study archive written by `evalcore export study`.",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    required=True,
+)
+@option("--as as_id", "Import under this study id (default: the archive's).")
 @_signing_key
-@click.option("--accept-unsigned", is_flag=True,
-              help="With a signing key: import an archive that is not signed anyway, as "
-                   "unverified (recorded in the audit log).")
+@option(
+    "--accept-unsigned",
+    "With a signing key: import an archive that is not signed anyway, as "
+    "unverified (recorded in the audit log).",
+    flag=True,
+)
 @import_options
-def import_study_command(db_path: Path, archive_path: Path, as_id: str | None,
-                         key_path: Path | None, accept_unsigned: bool, limits: ReadLimits,
-                         actor: str) -> None:
+def import_study_command(a: Args) -> None:
     """Restore a study archive into a store, all or nothing; --actor becomes its lead."""
-    key = _key(key_path)
-    with tempfile.TemporaryDirectory(prefix="study-import-") as tmp, \
-            store(db_path, "import study", actor=actor) as db:
-        archive = read_archive(archive_path, Path(tmp), signing_key=key,
-                               accept_unsigned=accept_unsigned, limits=limits)
-        summary = import_study(db, archive, actor=actor, study_id=as_id)
+    key = _key(a)
+    with tempfile.TemporaryDirectory(prefix="study-import-") as tmp, store(a) as db:
+        given = a.pick("accept_unsigned", "limits")
+        archive = read_archive(a.archive_path, Path(tmp), signing_key=key, **given)
+        summary = import_study(db, archive, actor=a.actor, study_id=a.as_id)
     reporter().done()
-    click.echo(f"imported study {summary.study_id} from {archive_path} ({summary.seconds} s): "
-               f"{_counts(summary)}")
+    click.echo(
+        f"imported study {summary.study_id} from {a.archive_path} ({summary.seconds} s): "
+        f"{_counts(summary)}"
+    )
     if archive.origin.verified:
         click.echo(archive.origin.note)
     else:
         click.echo(f"warning: {archive.origin.note}; recorded in the audit log", err=True)
     if summary.withheld:
-        click.echo(f"note: its exporter could not read everything: {', '.join(summary.withheld)} "
-                   "left out what they may not read (its pins over other organisations' "
-                   "documents cannot be run again here)", err=True)
+        click.echo(
+            f"note: its exporter could not read everything: {', '.join(summary.withheld)} "
+            "left out what they may not read (its pins over other organisations' "
+            "documents cannot be run again here)",
+            err=True,
+        )

@@ -13,24 +13,22 @@ from pathlib import Path
 import click
 
 from evalcore.cli import main
-from evalcore.cli.input_options import layout_options
+from evalcore.cli.input_options import Args, command, layout_options, option
 from evalcore.cli.store_cmds import (
-    _FILE,
-    _gain_map,
-    _gain_map_option,
-    _report,
-    _unknown_ids,
     actor_option,
+    gain_map,
+    gain_map_option,
+    import_file,
     import_group,
     import_options,
+    path_argument,
+    report_import,
     store,
     study_options,
+    unknown_ids_option,
 )
-from evalcore.contract.limits import ReadLimits
 from evalcore.io.documents import DOCUMENT_FORMATS, DocumentFields
 from evalcore.io.queries import QUERY_FORMATS, QueryFields
-from evalcore.io.records import Layout
-from evalcore.io.text_lines import read_source
 from evalcore.io.tool_labels import TOOL_FORMATS
 from evalcore.store.imports.automatic_labels import (
     AUTOMATIC_FORMATS,
@@ -48,119 +46,120 @@ from evalcore.store.information_needs import (
 )
 from evalcore.store.study_handle import open_study
 
-_PATH = click.Path(exists=True, path_type=Path)
+#: What the document and query imports pass on to their importer, named alike.
+RECORD_KEYWORDS = ("study_id", "fmt", "actor", "layout", "limits")
 
 
 def _record_options(formats: tuple[str, ...], format_help: str) -> Callable:
     """--format, --id-field and --text-field, shared by the document and query imports."""
+
     def decorate(fn: Callable) -> Callable:
-        fn = click.option("--text-field", default="text", show_default=True,
-                          help="JSONL/TSV/CSV: the text field.")(fn)
-        fn = click.option("--id-field", default="id", show_default=True,
-                          help="JSONL/TSV/CSV: the id field.")(fn)
-        return click.option("--format", "fmt", type=click.Choice(formats), default="auto",
-                            show_default=True, help=format_help)(fn)
+        fn = option("--text-field", "JSONL/TSV/CSV: the text field.", shown="text")(fn)
+        fn = option("--id-field", "JSONL/TSV/CSV: the id field.", shown="id")(fn)
+        return option("--format fmt", format_help, shown="auto", choices=formats)(fn)
+
     return decorate
 
 
-@import_group.command("documents")
+@command(import_group, "documents")
 @study_options
-@click.argument("path", type=_PATH)
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
 @_record_options(DOCUMENT_FORMATS, "auto: from the name (a folder or .gz is TREC).")
-@click.option("--title-field", default="title", show_default=True,
-              help="The title field (optional in each record).")
-@click.option("--owner-org", default=None,
-              help="The organisation that owns the new documents (what lexical runs may see).")
+@option("--title-field", "The title field (optional in each record).", shown="title")
+@option("--owner-org", "The organisation that owns the new documents (what lexical runs may see).")
 @layout_options
 @import_options
-def import_documents_command(db_path: Path, study_id: str, path: Path, fmt: str, id_field: str,
-                             text_field: str, title_field: str, owner_org: str | None,
-                             layout: Layout, limits: ReadLimits, actor: str) -> None:
+def import_documents_command(a: Args) -> None:
     """Documents (JSONL, TSV, CSV, TREC <DOC> files or a folder of them) -> the corpus."""
-    fields = DocumentFields(id=id_field, text=text_field, title=title_field)
-    with store(db_path, "import documents", study_id=study_id, actor=actor) as db:
-        _report(import_documents(db, path, study_id=study_id, fmt=fmt, fields=fields,
-                                 owner_org=owner_org, actor=actor, layout=layout,
-                                 limits=limits))
+    fields = DocumentFields(id=a.id_field, text=a.text_field, title=a.title_field)
+    with store(a) as db:
+        given = a.pick(*RECORD_KEYWORDS, "owner_org")
+        report_import(import_documents(db, a.path, fields=fields, **given))
 
 
-@import_group.command("queries")
+@command(import_group, "queries")
 @study_options
-@click.argument("path", type=_FILE)
+@path_argument
 @_record_options(QUERY_FORMATS, "trec: TREC topics (<top> <num> <title> <desc> <narr>).")
-@click.option("--description-field", default="description", show_default=True,
-              help="The information need's description field (optional).")
-@click.option("--narrative-field", default="narrative", show_default=True,
-              help="The narrative / guideline field (optional).")
-@click.option("--query-map", type=_FILE, default=None,
-              help="Two columns: id in this file -> id the judgments use.")
+@option(
+    "--description-field",
+    "The information need's description field (optional).",
+    shown="description",
+)
+@option("--narrative-field", "The narrative / guideline field (optional).", shown="narrative")
+@option(
+    "--query-map",
+    "Two columns: id in this file -> id the judgments use.",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+)
 @layout_options
 @import_options
-def import_queries_command(db_path: Path, study_id: str, path: Path, fmt: str, id_field: str,
-                           text_field: str, description_field: str, narrative_field: str,
-                           query_map: Path | None, layout: Layout, limits: ReadLimits,
-                           actor: str) -> None:
+def import_queries_command(a: Args) -> None:
     """Queries or TREC topics (with their information need) -> the study's queries."""
-    fields = QueryFields(id=id_field, text=text_field, description=description_field,
-                         narrative=narrative_field)
-    with store(db_path, "import queries", study_id=study_id, actor=actor) as db:
-        _report(import_queries(db, path, study_id=study_id, fmt=fmt, fields=fields,
-                               query_map=query_map, actor=actor, layout=layout, limits=limits))
+    fields = QueryFields(
+        id=a.id_field,
+        text=a.text_field,
+        description=a.description_field,
+        narrative=a.narrative_field,
+    )
+    with store(a) as db:
+        given = a.pick(*RECORD_KEYWORDS, "query_map")
+        report_import(import_queries(db, a.path, fields=fields, **given))
 
 
-@import_group.command("labels")
+@command(import_group, "labels")
 @study_options
-@click.argument("path", type=_FILE)
-@click.option("--format", "fmt", type=click.Choice(TOOL_FORMATS + AUTOMATIC_FORMATS),
-              required=True,
-              help="quepid: CSV query,docid,rating; rre: RRE ratings JSON; rank-eval: an "
-                   "Elasticsearch/OpenSearch _rank_eval request body; with --automatic: "
-                   "qrels (TREC), csv (query_id,unit_id,gain) or jsonl.")
-@click.option("--automatic", "automatic", default=None, metavar="NAME",
-              help="Store the file as automatic judgments of the source NAME (an LLM judge, "
-                   "a model): shown beside human labels, never evidence.")
-@click.option("--annotator", default=None, help="Annotator of the labels (default <format>:<file>).")
-@_gain_map_option
-@_unknown_ids
+@path_argument
+@option(
+    "--format fmt",
+    "quepid: CSV query,docid,rating; rre: RRE ratings JSON; rank-eval: an "
+    "Elasticsearch/OpenSearch _rank_eval request body; with --automatic: "
+    "qrels (TREC), csv (query_id,unit_id,gain) or jsonl.",
+    choices=TOOL_FORMATS + AUTOMATIC_FORMATS,
+    required=True,
+)
+@option(
+    "--automatic automatic",
+    "Store the file as automatic judgments of the source NAME (an LLM judge, "
+    "a model): shown beside human labels, never evidence.",
+    metavar="NAME",
+)
+@option("--annotator", "Annotator of the labels (default <format>:<file>).")
+@gain_map_option
+@unknown_ids_option
 @import_options
-def import_tool_labels_command(db_path: Path, study_id: str, path: Path, fmt: str,
-                               automatic: str | None, annotator: str | None,
-                               gain_map: str | None, allow_unknown_ids: bool,
-                               limits: ReadLimits, actor: str) -> None:
+def import_tool_labels_command(a: Args) -> None:
     """Judgments from Quepid, RRE or _rank_eval -> label events; or, with --automatic,
     a judge's labels (qrels, CSV, JSONL) stored apart from human labels."""
-    mapping = _gain_map(gain_map)
-    if automatic is not None:
-        if fmt not in AUTOMATIC_FORMATS:
+    mapping = gain_map(a)
+    if a.automatic is not None:
+        if a.fmt not in AUTOMATIC_FORMATS:
             raise click.BadParameter(
                 f"automatic judgments are read from {', '.join(AUTOMATIC_FORMATS)}; "
-                f"convert the {fmt} file to one of them", param_hint="--format")
-        if annotator is not None:
-            raise click.BadParameter("the source of automatic judgments is --automatic NAME; "
-                                     "leave --annotator out", param_hint="--annotator")
+                f"convert the {a.fmt} file to one of them",
+                param_hint="--format",
+            )
+        if a.annotator is not None:
+            raise click.BadParameter(
+                "the source of automatic judgments is --automatic NAME; leave --annotator out",
+                param_hint="--annotator",
+            )
         try:
-            check_source_name(automatic)
+            check_source_name(a.automatic)
         except ValueError as error:
             raise click.BadParameter(str(error), param_hint="--automatic") from None
-        with store(db_path, "import labels --automatic", study_id=study_id, actor=actor) as db:
-            source = read_source(path, limits=limits)
-            _report(import_automatic_labels(db, source, study_id=study_id, name=automatic,
-                                            format=fmt,  # type: ignore[arg-type]
-                                            gain_map=mapping,
-                                            allow_unknown_ids=allow_unknown_ids, actor=actor))
+        given = {"name": a.automatic, "format": a.fmt, "gain_map": mapping}
+        import_file(a, import_automatic_labels, command="import labels --automatic", **given)
         return
-    if fmt not in TOOL_FORMATS:
+    if a.fmt not in TOOL_FORMATS:
         raise click.BadParameter(
-            f"--format {fmt} is for automatic judgments (--automatic NAME); human labels in "
+            f"--format {a.fmt} is for automatic judgments (--automatic NAME); human labels in "
             "this format are imported with `evalcore import qrels`, `import labels-csv` or "
-            "`import labels-jsonl`", param_hint="--format")
-    with store(db_path, f"import labels --format {fmt}", study_id=study_id,
-               actor=actor) as db:
-        source = read_source(path, limits=limits)
-        _report(import_tool_labels(db, source, study_id=study_id,
-                                   fmt=fmt,  # type: ignore[arg-type]
-                                   annotator=annotator, gain_map=mapping,
-                                   allow_unknown_ids=allow_unknown_ids, actor=actor))
+            "`import labels-jsonl`",
+            param_hint="--format",
+        )
+    command = f"import labels --format {a.fmt}"
+    import_file(a, import_tool_labels, "fmt", "annotator", command=command, gain_map=mapping)
 
 
 @main.group("query")
@@ -173,36 +172,36 @@ def need_group() -> None:
     """A query's information need: description and narrative (the assessor's guideline)."""
 
 
-_query_option = click.option("--query", "query_id", required=True, help="The query id.")
+_query_option = option("--query query_id", "The query id.", required=True)
 
 
-@need_group.command("show")
+@command(need_group, "show")
 @study_options
 @_query_option
 @actor_option
-def need_show(db_path: Path, study_id: str, query_id: str, actor: str) -> None:
+def need_show(a: Args) -> None:
     """Print the query's information need as JSON."""
-    with store(db_path, "query need show", study_id=study_id, actor=actor, read=True) as db:
-        click.echo(information_need(open_study(db, study_id, actor), query_id).model_dump_json())
+    with store(a, read=True) as db:
+        need = information_need(open_study(db, a.study_id, a.actor), a.query_id)
+        click.echo(need.model_dump_json())
 
 
-@need_group.command("set")
+@command(need_group, "set")
 @study_options
 @_query_option
-@click.option("--description", default=None, help="The description (default: unchanged).")
-@click.option("--narrative", default=None, help="The narrative (default: unchanged).")
+@option("--description", "The description (default: unchanged).")
+@option("--narrative", "The narrative (default: unchanged).")
 @actor_option
-def need_set(db_path: Path, study_id: str, query_id: str, description: str | None,
-             narrative: str | None, actor: str) -> None:
+def need_set(a: Args) -> None:
     """Set a query's information need (lead only; recorded in the audit log)."""
-    with store(db_path, "query need set", study_id=study_id, actor=actor, read=True) as db:
-        old = information_need(open_study(db, study_id, actor), query_id)
+    with store(a, read=True) as db:
+        old = information_need(open_study(db, a.study_id, a.actor), a.query_id)
         try:
             need = InformationNeed(
-                description=old.description if description is None else description,
-                narrative=old.narrative if narrative is None else narrative)
-            set_information_need(db, study_id=study_id, query_id=query_id, need=need,
-                                 actor=actor)
+                description=old.description if a.description is None else a.description,
+                narrative=old.narrative if a.narrative is None else a.narrative,
+            )
+            set_information_need(db, **a.pick("study_id", "query_id", "actor"), need=need)
         except QueryNotFoundError as exc:
             raise ValueError(str(exc)) from None
-    click.echo(f"information need of query {query_id} updated")
+    click.echo(f"information need of query {a.query_id} updated")

@@ -12,12 +12,17 @@ from pathlib import Path
 import click
 
 from evalcore.cli import main
+from evalcore.cli.input_options import option
 from evalcore.cli.store_location import NEW_OR_EXISTING_STORE
 
 
 @main.command("demo")
-@click.option("--db", "db_path", required=True, type=NEW_OR_EXISTING_STORE,
-              help="The store file (created if it does not exist) or postgresql:// URL.")
+@option(
+    "--db db_path",
+    "The store file (created if it does not exist) or postgresql:// URL.",
+    required=True,
+    type=NEW_OR_EXISTING_STORE,
+)
 def demo_command(db_path: Path | str) -> None:
     """Build the demo study (311 documents, 25 queries, 2 lexical runs, labels)."""
     from evalcore.demo.study import DEMO_STUDY_ID, build_demo
@@ -37,5 +42,6 @@ def demo_command(db_path: Path | str) -> None:
         f"{summary.queries} queries, {summary.runs} lexical runs, {summary.labels} label events, "
         f"{summary.complete_queries} queries marked complete"
     )
-    click.echo(f"open it with: RELEVANCE_LEDGER_DB={shlex.quote(shown)} "
-               "streamlit run app/launcher.py")
+    click.echo(
+        f"open it with: RELEVANCE_LEDGER_DB={shlex.quote(shown)} streamlit run app/launcher.py"
+    )

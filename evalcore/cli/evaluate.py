@@ -29,8 +29,8 @@ from evalcore.cli import main
 from evalcore.cli.process_setup import skip_final_collection
 from evalcore.cli.store_location import EXISTING_STORE
 from evalcore.compute.evaluate import packing_depth
-from evalcore.contract.cutoffs import MAX_K
 from evalcore.contract.gains import MAX_GAIN
+from evalcore.contract.limits import MAX_K
 from evalcore.contract.measures import Measure, UnknownMeasure, parse_measure
 from evalcore.contract.protocol_choices import ProtocolChoices
 from evalcore.io.trec_format import parse_gain_map

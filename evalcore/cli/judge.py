@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import click
 
@@ -23,7 +22,7 @@ from evalcore.annotation.judge import (
 )
 from evalcore.annotation.judge_prompt import DOCUMENT_CHARS, GRADES
 from evalcore.cli import main
-from evalcore.cli.input_options import quiet_option
+from evalcore.cli.input_options import Args, command, option, quiet_option
 from evalcore.cli.store_cmds import actor_option, store, study_options
 from evalcore.io.chat_completions import ChatClient, TokenBucket
 from evalcore.io.progress import reporter
@@ -32,33 +31,36 @@ from evalcore.io.progress import reporter
 KEY_VARIABLE = "RELEVANCE_LEDGER_JUDGE_KEY"
 
 
-def _plan_lines(plan: JudgePlan, endpoint: str, model: str, key_env: str, has_key: bool
-                ) -> list[str]:
-    lines = [f"{plan.n_unknown} unknown pooled unit(s) in study {plan.study_id}; "
-             f"{plan.n_judged} already judged by {plan.source}"]
+def _print_plan(plan: JudgePlan, a: Args, has_key: bool) -> None:
+    click.echo(
+        f"{plan.n_unknown} unknown pooled unit(s) in study {plan.study_id}; "
+        f"{plan.n_judged} already judged by {plan.source}"
+    )
     for reason, n in sorted(plan.withheld.items()):
-        lines.append(f"  {n} not sent: {reason}")
+        click.echo(f"  {n} not sent: {reason}")
     if plan.n_beyond_limit:
-        lines.append(f"  {plan.n_beyond_limit} left for a later run (--limit)")
-    lines.append(f"{len(plan.units)} call(s) to {endpoint.rstrip('/')}/chat/completions, model "
-                 f"{model}, documents cut at {DOCUMENT_CHARS} characters; "
-                 + (f"key from {key_env}" if has_key else f"no key ({key_env} is not set)"))
-    return lines
+        click.echo(f"  {plan.n_beyond_limit} left for a later run (--limit)")
+    key = f"key from {a.key_env}" if has_key else f"no key ({a.key_env} is not set)"
+    click.echo(
+        f"{len(plan.units)} call(s) to {a.endpoint.rstrip('/')}/chat/completions, model "
+        f"{a.model}, documents cut at {DOCUMENT_CHARS} characters; {key}"
+    )
 
 
-def _summary_lines(summary: JudgeSummary, source: str) -> list[str]:
-    lines = [f"calls made: {summary.calls} ({summary.requests} HTTP request(s) with retries)",
-             f"answers stored: {summary.stored} as automatic judgments of {source} "
-             "(not evidence)"]
-    failed = sum(summary.failures.values())
-    lines.append(f"failures: {failed}")
+def _print_summary(summary: JudgeSummary, source: str) -> None:
+    click.echo(f"calls made: {summary.calls} ({summary.requests} HTTP request(s) with retries)")
+    click.echo(
+        f"answers stored: {summary.stored} as automatic judgments of {source} (not evidence)"
+    )
+    click.echo(f"failures: {sum(summary.failures.values())}")
     for reason, n in sorted(summary.failures.items()):
-        lines.append(f"  {n} {reason}")
-    lines.append(f"time: {summary.seconds:.1f} s")
+        click.echo(f"  {n} {reason}")
+    click.echo(f"time: {summary.seconds:.1f} s")
     if summary.stopped:
-        lines.append(f"stopped early: {summary.stopped}; run the same command again to "
-                     "continue where it stopped")
-    return lines
+        click.echo(
+            f"stopped early: {summary.stopped}; run the same command again to "
+            "continue where it stopped"
+        )
 
 
 def _interactive() -> bool:
@@ -66,61 +68,88 @@ def _interactive() -> bool:
     return sys.stdin.isatty()
 
 
-@main.command("judge")
+@command(main, "judge")
 @study_options
-@click.option("--endpoint", required=True, metavar="URL",
-              help="An OpenAI-compatible API base, e.g. http://localhost:8000/v1 "
-                   "(the command posts to URL/chat/completions).")
-@click.option("--model", required=True, help="The model name the endpoint serves.")
-@click.option("--source", default=None, metavar="NAME",
-              help="Automatic source the answers are stored under (default judge:<model>).")
-@click.option("--limit", type=click.IntRange(min=0), default=None,
-              help="Send at most N units (the rest wait for a later run).")
-@click.option("--grades", type=click.Choice(GRADES), default="0-3", show_default=True,
-              help="0-3: UMBRELA's rubric, stored as gains 0-3; 0-4: with a top grade 4.")
-@click.option("--rate", type=click.FloatRange(min=0, min_open=True), default=2.0,
-              show_default=True, help="HTTP requests per second at most.")
-@click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
-              show_default=True, help="Seconds per request.")
-@click.option("--attempts", type=click.IntRange(min=1, max=20), default=5, show_default=True,
-              help="Requests per call at most (retries on 429, 5xx, timeouts).")
-@click.option("--workers", type=click.IntRange(min=1, max=32), default=4, show_default=True,
-              help="Calls waiting for their answers at once (the rate still holds).")
-@click.option("--key-env", default=KEY_VARIABLE, show_default=True, metavar="VAR",
-              help="Environment variable holding the endpoint's key (sent as a Bearer token).")
-@click.option("--yes", "-y", is_flag=True, help="Start without asking for confirmation.")
+@option(
+    "--endpoint",
+    "An OpenAI-compatible API base, e.g. http://localhost:8000/v1 "
+    "(the command posts to URL/chat/completions).",
+    required=True,
+    metavar="URL",
+)
+@option("--model", "The model name the endpoint serves.", required=True)
+@option(
+    "--source",
+    "Automatic source the answers are stored under (default judge:<model>).",
+    metavar="NAME",
+)
+@option(
+    "--limit", "Send at most N units (the rest wait for a later run).", type=click.IntRange(min=0)
+)
+@option(
+    "--grades",
+    "0-3: UMBRELA's rubric, stored as gains 0-3; 0-4: with a top grade 4.",
+    shown="0-3",
+    choices=GRADES,
+)
+@option(
+    "--rate",
+    "HTTP requests per second at most.",
+    shown=2.0,
+    type=click.FloatRange(min=0, min_open=True),
+)
+@option(
+    "--timeout", "Seconds per request.", shown=60.0, type=click.FloatRange(min=0, min_open=True)
+)
+@option(
+    "--attempts",
+    "Requests per call at most (retries on 429, 5xx, timeouts).",
+    shown=5,
+    type=click.IntRange(min=1, max=20),
+)
+@option(
+    "--workers",
+    "Calls waiting for their answers at once (the rate still holds).",
+    shown=4,
+    type=click.IntRange(min=1, max=32),
+)
+@option(
+    "--key-env",
+    "Environment variable holding the endpoint's key (sent as a Bearer token).",
+    shown=KEY_VARIABLE,
+    metavar="VAR",
+)
+@option("--yes -y", "Start without asking for confirmation.", flag=True)
 @quiet_option
 @actor_option
-def judge_command(db_path: Path, study_id: str, endpoint: str, model: str, source: str | None,
-                  limit: int | None, grades: str, rate: float, timeout: float, attempts: int,
-                  workers: int, key_env: str, yes: bool, actor: str) -> None:
+def judge_command(a: Args) -> None:
     """Judge the study's unknown pooled units with an LLM (an OpenAI-compatible chat
     endpoint) and store the grades as automatic judgments: never evidence."""
-    if not endpoint.startswith(("http://", "https://")):
+    if not a.endpoint.startswith(("http://", "https://")):
         raise click.BadParameter("give an http:// or https:// URL", param_hint="--endpoint")
-    name = source if source is not None else default_source(model)
-    key = os.environ.get(key_env) or None
-    with store(db_path, "judge", study_id=study_id, actor=actor) as db:
-        plan = plan_judging(db, study_id=study_id, source=name, actor=actor, limit=limit)
-        for line in _plan_lines(plan, endpoint, model, key_env, key is not None):
-            click.echo(line)
+    name = a.source if a.source is not None else default_source(a.model)
+    key = os.environ.get(a.key_env) or None
+    with store(a) as db:
+        plan = plan_judging(db, source=name, **a.pick("study_id", "actor", "limit"))
+        _print_plan(plan, a, key is not None)
         if not plan.units:
             click.echo("nothing to judge")
             return
-        if not yes:
+        if not a.yes:
             if not _interactive():
-                click.echo(f"evalcore judge: not a terminal; pass --yes to make the "
-                           f"{len(plan.units)} call(s)", err=True)
+                click.echo(
+                    f"evalcore judge: not a terminal; pass --yes to make the "
+                    f"{len(plan.units)} call(s)",
+                    err=True,
+                )
                 sys.exit(2)
             if not click.confirm(f"Make {len(plan.units)} call(s)?", default=False):
                 click.echo("nothing sent")
                 return
-        client = ChatClient(endpoint=endpoint, model=model, key=key, timeout=timeout,
-                            attempts=attempts, bucket=TokenBucket(rate))
-        summary = run_judging(db, plan, client, actor=actor,
-                              grades=grades, workers=workers)  # type: ignore[arg-type]
+        settings = a.pick("endpoint", "model", "timeout", "attempts")
+        client = ChatClient(key=key, bucket=TokenBucket(a.rate), **settings)
+        summary = run_judging(db, plan, client, **a.pick("actor", "grades", "workers"))
         reporter().done()
-        for line in _summary_lines(summary, name):
-            click.echo(line)
+        _print_summary(summary, name)
     if summary.stopped or summary.failures:
         sys.exit(1)

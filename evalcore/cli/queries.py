@@ -6,11 +6,10 @@ labels are kept. Exit status: 0 success, 1 refused (not a lead), 2 invalid input
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import click
 
 from evalcore.cli import main
+from evalcore.cli.input_options import Args, command, option
 from evalcore.cli.store_cmds import actor_option, store, study_options
 from evalcore.store.study_handle import open_study
 
@@ -20,26 +19,25 @@ def queries_group() -> None:
     """A study's queries: list them, remove one from the study, restore it."""
 
 
-@queries_group.command("list")
+@command(queries_group, "list")
 @study_options
-@click.option(
-    "--removed",
-    "only_removed",
-    is_flag=True,
-    help="List only the removed queries, with who removed them, when and why.",
+@option(
+    "--removed only_removed",
+    "List only the removed queries, with who removed them, when and why.",
+    flag=True,
 )
 @actor_option
-def list_command(db_path: Path, study_id: str, only_removed: bool, actor: str) -> None:
+def list_command(a: Args) -> None:
     """List the study's query ids (removed ones marked), or only the removed ones."""
     from evalcore.store.removed_queries import removed_queries, study_query_ids
 
-    with store(db_path, "queries list", study_id=study_id, actor=actor, read=True) as db:
-        study = open_study(db, study_id, actor)
+    with store(a, read=True) as db:
+        study = open_study(db, a.study_id, a.actor)
         removed = {r.query_id: r for r in removed_queries(study)}
-        ids = [] if only_removed else study_query_ids(study)
-    if only_removed:
+        ids = [] if a.only_removed else study_query_ids(study)
+    if a.only_removed:
         if not removed:
-            click.echo(f"no query is removed from study {study_id}")
+            click.echo(f"no query is removed from study {a.study_id}")
         for item in removed.values():
             click.echo(_removed_line(item))
         return
@@ -54,36 +52,37 @@ def _removed_line(item) -> str:  # type: ignore[no-untyped-def]
     return f"{item.query_id}\tremoved {item.removed_at} by {item.removed_by}{reason}"
 
 
-@queries_group.command("remove")
+@command(queries_group, "remove")
 @study_options
-@click.option("--query", "query_id", required=True, help="The query id to take out.")
-@click.option("--reason", default="", help="Why (recorded in the audit log).")
+@option("--query query_id", "The query id to take out.", required=True)
+@option("--reason", "Why (recorded in the audit log).", default="")
 @actor_option
-def remove_command(db_path: Path, study_id: str, query_id: str, reason: str, actor: str) -> None:
+def remove_command(a: Args) -> None:
     """Take a query out of the study's comparisons, dashboards, pools and reports (lead
     only); its labels are kept."""
     from evalcore.store.removed_queries import QueryNotInStudyError, remove_query
 
-    with store(db_path, "queries remove", study_id=study_id, actor=actor) as db:
+    with store(a) as db:
         try:
-            remove_query(db, study_id=study_id, query_id=query_id, actor=actor, reason=reason)
+            remove_query(db, **a.pick("study_id", "query_id", "actor", "reason"))
         except QueryNotInStudyError as err:
             raise ValueError(str(err.args[0])) from None
+    restore = f"evalcore queries restore --study {a.study_id} --query {a.query_id}"
     click.echo(
-        f"removed query {query_id} from study {study_id} (its labels are kept; "
-        f"evalcore queries restore --study {study_id} --query {query_id} brings it back)"
+        f"removed query {a.query_id} from study {a.study_id} (its labels are kept; "
+        f"{restore} brings it back)"
     )
 
 
-@queries_group.command("restore")
+@command(queries_group, "restore")
 @study_options
-@click.option("--query", "query_id", required=True, help="The removed query id to bring back.")
-@click.option("--reason", default="", help="Why (recorded in the audit log).")
+@option("--query query_id", "The removed query id to bring back.", required=True)
+@option("--reason", "Why (recorded in the audit log).", default="")
 @actor_option
-def restore_command(db_path: Path, study_id: str, query_id: str, reason: str, actor: str) -> None:
+def restore_command(a: Args) -> None:
     """Bring a removed query back into the study (lead only)."""
     from evalcore.store.removed_queries import restore_query
 
-    with store(db_path, "queries restore", study_id=study_id, actor=actor) as db:
-        restore_query(db, study_id=study_id, query_id=query_id, actor=actor, reason=reason)
-    click.echo(f"restored query {query_id} to study {study_id}")
+    with store(a) as db:
+        restore_query(db, **a.pick("study_id", "query_id", "actor", "reason"))
+    click.echo(f"restored query {a.query_id} to study {a.study_id}")

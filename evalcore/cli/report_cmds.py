@@ -17,6 +17,7 @@ import click
 
 from evalcore.cli import main
 from evalcore.cli.actor import default_actor
+from evalcore.cli.input_options import Args, command, option
 from evalcore.cli.store_location import NEW_OR_EXISTING_STORE
 from evalcore.io.atomic import atomic_writer, private_mode
 from evalcore.store.location import store_exists
@@ -41,8 +42,9 @@ def _fail(message: str) -> NoReturn:
     raise SystemExit(2)
 
 
-def checked_inputs(db_path: Path, measures: tuple[str, ...],
-                   queries: str) -> tuple[list[Measure], QuerySetSpec]:
+def checked_inputs(
+    db_path: Path, measures: tuple[str, ...], queries: str
+) -> tuple[list[Measure], QuerySetSpec]:
     """The measures and the query set named, the store checked to exist: exit 2 if not."""
     from evalcore.analysis.query_set import QuerySetError, QuerySetSpec
     from evalcore.contract.measures import UnknownMeasure, parse_measure
@@ -62,82 +64,89 @@ def checked_inputs(db_path: Path, measures: tuple[str, ...],
 
 def queries_option(answered_by: str) -> Callable:
     """``--queries SPEC``, the query set (``answered_by``: the runs "answered" asks of)."""
-    return click.option(
-        "--queries", "queries", default="all", show_default=True, metavar="SPEC",
-        help=f"The query set: all, judged (a relevant label), answered ({answered_by} "
-        "returned a result), comma-separated query ids, or @FILE (one id a line).")
+    return option(
+        "--queries queries",
+        f"The query set: all, judged (a relevant label), answered ({answered_by} "
+        "returned a result), comma-separated query ids, or @FILE (one id a line).",
+        shown="all",
+        metavar="SPEC",
+    )
 
 
-level_option = click.option("--level", default=0.95, show_default=True, type=float,
-                            help="The confidence level of the --sample estimates.")
+level_option = option(
+    "--level", "The confidence level of the --sample estimates.", shown=0.95, type=float
+)
 
 
-@main.command("report")
-@click.option("--db", "db_path", required=True, type=NEW_OR_EXISTING_STORE,
-              help="The evidence store (SQLite file).")
-@click.option("--study", required=True, help="Study id.")
-@click.option("--runs", default=None,
-              help="Comma-separated run names; the first is the baseline unless --baseline.")
-@click.option("--reference", default=None,
-              help="Frozen reference version to evaluate against (omit: working labels, "
-              "with a warning in the report).")
-@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Output file.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default=None,
-              help="Export format (default: from --out's suffix, else html).")
-@click.option("--include-internal", is_flag=True,
-              help="Include annotator names, notes and database row ids in the export.")
-@click.option("--name", default=None, help="Report name (unique in the study).")
-@click.option("--baseline", default=None, help="Baseline run (default: the first of --runs).")
-@click.option("--pairwise", is_flag=True,
-              help="Mark significance between every pair of runs (the earlier run of each "
-              "pair is its baseline).")
-@click.option("--test", type=click.Choice(["randomization", "paired_t"]), default="randomization",
-              show_default=True, help="The test behind the table's significance marks.")
-@click.option("--alpha", type=float, default=0.05, show_default=True,
-              help="Significance threshold after correction.")
-@click.option("--correction", type=click.Choice(["holm", "bonferroni", "none"]), default="holm",
-              show_default=True, help="Multiple-comparison correction per metric.")
-@click.option("--permutations", type=click.IntRange(min=1), default=10_000, show_default=True,
-              help="Random sign assignments of the randomization test (above 20 pairs).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Seed of the randomization test.")
-@click.option("--by", "created_by", default=None, help="Who generates the report (default: $USER).")
-@click.option("--stored", default=None, help="Export the stored report of this name instead.")
-@click.option("--accept-unverified", "accept_unverified", multiple=True, metavar="RUN",
-              help="Compare RUN although its comparability is not verified (no corpus "
-              "fingerprint recorded); the acceptance is recorded in the report. Repeatable.")
-@click.option("-m", "--measure", "measures", multiple=True, metavar="MEASURE",
-              help="A measure to report instead of the study's chosen ones, e.g. nDCG@10, "
-              "Success@2, RBP(p=0.8)@3 (repeat for several; Judged@k is added beside each).")
+@command(main, "report")
+@option(
+    "--db db_path", "The evidence store (SQLite file).", required=True, type=NEW_OR_EXISTING_STORE
+)
+@option("--study", "Study id.", required=True)
+@option("--runs", "Comma-separated run names; the first is the baseline unless --baseline.")
+@option(
+    "--reference",
+    "Frozen reference version to evaluate against (omit: working labels, "
+    "with a warning in the report).",
+)
+@option("--out", "Output file.", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@option("--format fmt", "Export format (default: from --out's suffix, else html).", choices=FORMATS)
+@option(
+    "--include-internal",
+    "Include annotator names, notes and database row ids in the export.",
+    flag=True,
+)
+@option("--name", "Report name (unique in the study).")
+@option("--baseline", "Baseline run (default: the first of --runs).")
+@option(
+    "--pairwise",
+    "Mark significance between every pair of runs (the earlier run of each pair is its baseline).",
+    flag=True,
+)
+@option(
+    "--test",
+    "The test behind the table's significance marks.",
+    shown="randomization",
+    choices=["randomization", "paired_t"],
+)
+@option("--alpha", "Significance threshold after correction.", shown=0.05, type=float)
+@option(
+    "--correction",
+    "Multiple-comparison correction per metric.",
+    shown="holm",
+    choices=["holm", "bonferroni", "none"],
+)
+@option(
+    "--permutations",
+    "Random sign assignments of the randomization test (above 20 pairs).",
+    shown=10_000,
+    type=click.IntRange(min=1),
+)
+@option("--seed", "Seed of the randomization test.", shown=0, type=int)
+@option("--by created_by", "Who generates the report (default: $USER).")
+@option("--stored", "Export the stored report of this name instead.")
+@option(
+    "--accept-unverified accept_unverified",
+    "Compare RUN although its comparability is not verified (no corpus "
+    "fingerprint recorded); the acceptance is recorded in the report. Repeatable.",
+    multiple=True,
+    metavar="RUN",
+)
+@option(
+    "-m --measure measures",
+    "A measure to report instead of the study's chosen ones, e.g. nDCG@10, "
+    "Success@2, RBP(p=0.8)@3 (repeat for several; Judged@k is added beside each).",
+    multiple=True,
+    metavar="MEASURE",
+)
 @queries_option("every run")
-@click.option("--sample", "sample_name", default=None,
-              help="A sample drawn for a compared pair (evalcore sample draw): show its "
-              "estimates apart from the decided verdicts.")
+@option(
+    "--sample sample_name",
+    "A sample drawn for a compared pair (evalcore sample draw): show its "
+    "estimates apart from the decided verdicts.",
+)
 @level_option
-def report_command(
-    db_path: Path,
-    study: str,
-    runs: str | None,
-    reference: str | None,
-    out: Path,
-    fmt: str | None,
-    include_internal: bool,
-    name: str | None,
-    baseline: str | None,
-    pairwise: bool,
-    test: str,
-    alpha: float,
-    correction: str,
-    permutations: int,
-    seed: int,
-    created_by: str | None,
-    stored: str | None,
-    accept_unverified: tuple[str, ...],
-    measures: tuple[str, ...],
-    queries: str,
-    sample_name: str | None,
-    level: float,
-) -> None:
+def report_command(a: Args) -> None:
     """Generate a pinned report of stored runs, store it, and export it."""
     from evalcore.analysis.bottom_line import render_text
     from evalcore.analysis.compare import ComparisonSettings
@@ -153,48 +162,45 @@ def report_command(
     from evalcore.store.reports import find_report
     from evalcore.store.scoping import require_study_view
 
-    parsed, spec = checked_inputs(db_path, measures, queries)
+    out, runs = a.out, a.runs
+    parsed, spec = checked_inputs(a.db_path, a.measures, a.queries)
     if not out.parent.is_dir():  # before the report is stored: nothing half done
-        _fail(f"--out {out}: the folder {out.parent} does not exist; create it first "
-              "(nothing creates folders for you)")
-    author = created_by or default_actor()
-    db = open_store(db_path)
+        _fail(
+            f"--out {out}: the folder {out.parent} does not exist; create it first "
+            "(nothing creates folders for you)"
+        )
+    author = a.created_by or default_actor()
+    db = open_store(a.db_path)
     try:
         # the author must see the study (an unknown id lists only the studies they may see)
-        require_study_view(db, author, study)
-        if stored is not None:
-            if (runs is not None or accept_unverified or measures or spec.kind != "all"
-                    or sample_name is not None):
-                _fail("give either --stored (export a stored report) or --runs "
-                      "(with --accept-unverified, -m, --queries, --sample), not both")
-            handle = open_study(db, study, author)
-            row = find_report(handle, stored)
+        require_study_view(db, author, a.study)
+        handle = open_study(db, a.study, author)
+        if a.stored is not None:
+            runs_options = a.accept_unverified or a.measures or spec.kind != "all"
+            if runs_options or runs is not None or a.sample_name is not None:
+                _fail(
+                    "give either --stored (export a stored report) or --runs "
+                    "(with --accept-unverified, -m, --queries, --sample), not both"
+                )
+            row = find_report(handle, a.stored)
             report = load_report(handle, row.report_id)
             digest = row.content_hash
         else:
-            if not runs or not [r for r in runs.split(",") if r.strip()]:
+            names = [r.strip() for r in (runs or "").split(",") if r.strip()]
+            if not names:
                 _fail("--runs is required: comma-separated run names of the study, e.g. --runs A,B")
-            assert runs is not None
+            mode = "pairwise" if a.pairwise else "baseline"
+            tests = a.pick("test", "alpha", "correction", "permutations", "seed")
             report = report_from_store(
-                open_study(db, study, author),
-                runs=[r.strip() for r in runs.split(",") if r.strip()],
+                handle,
+                runs=names,
                 created_by=author,
-                reference=reference,
-                name=name,
-                baseline=baseline,
-                settings=ComparisonSettings(
-                    mode="pairwise" if pairwise else "baseline",
-                    test=test,  # type: ignore[arg-type]
-                    alpha=alpha,
-                    correction=correction,  # type: ignore[arg-type]
-                    permutations=permutations,
-                    seed=seed,
-                ),
-                accept_unverified=list(accept_unverified),
+                settings=ComparisonSettings(mode=mode, **tests),
+                accept_unverified=list(a.accept_unverified),
                 measures=parsed or None,
                 queries=spec,
-                sample=sample_name,
-                level=level,
+                sample=a.sample_name,
+                **a.pick("reference", "name", "baseline", "level"),
             )
             digest = save_report(db, report).content_hash
     except LookupError as err:  # KeyError quotes str(err): show the message itself
@@ -208,17 +214,14 @@ def report_command(
         sys.exit(1)
     finally:
         db.conn.close()
-    kind = _infer_format(out, fmt)
-    if kind == "html":
-        text = render_html(report, include_internal=include_internal)
-    elif kind == "json":
-        text = render_json(report, include_internal=include_internal)
-    elif kind == "csv":
-        text = render_csv(report)
+    kind = _infer_format(out, a.fmt)
+    if kind in ("html", "json"):
+        render = render_html if kind == "html" else render_json
+        text = render(report, include_internal=a.include_internal)
     else:
-        text = render_verdicts_csv(report)
+        text = (render_csv if kind == "csv" else render_verdicts_csv)(report)
     # via a temporary file (a failure leaves no partial file), no more readable than the store
-    with atomic_writer(out, newline="", mode=private_mode(db_path)) as target:
+    with atomic_writer(out, newline="", mode=private_mode(a.db_path)) as target:
         target.write(text)
     compared = sum(1 for r in report.runs if r.comparable)
     for line in report.pair_bottom_lines():

@@ -15,7 +15,7 @@ import sqlite_utils
 from evalcore.access.decisions import PermissionDenied
 from evalcore.cli import main
 from evalcore.cli.actor import default_actor
-from evalcore.cli.input_options import quiet_option
+from evalcore.cli.input_options import Args, command, option, quiet_option
 from evalcore.cli.process_setup import skip_final_collection
 from evalcore.cli.store_location import NEW_OR_EXISTING_STORE
 from evalcore.io.errors import InputErrors
@@ -38,8 +38,8 @@ from evalcore.store.studies import StudyNotFoundError
 from evalcore.store.study_handle import Study, open_study
 
 
-def _actor(value: str | None) -> str:
-    return value or default_actor()
+def _actor(args: Args) -> str:
+    return args.actor or default_actor()
 
 
 @contextmanager
@@ -69,12 +69,12 @@ def _open(db_path: Path) -> sqlite_utils.Database:
     return open_store(db_path)
 
 
-def _seen(db_path: Path, study_id: str, actor: str | None) -> Study:
-    """The study, once ``actor`` may see it (under :func:`_guarded`: a refusal exits 1, an
+def _seen(args: Args) -> Study:
+    """The study, once the actor may see it (under :func:`_guarded`: a refusal exits 1, an
     unknown study 2)."""
-    db = _open(db_path)
-    require_study_view(db, _actor(actor), study_id)
-    return open_study(db, study_id, _actor(actor))
+    db = _open(args.db_path)
+    require_study_view(db, _actor(args), args.study_id)
+    return open_study(db, args.study_id, _actor(args))
 
 
 def _describe_pin(pinned: PinnedProtocol) -> None:
@@ -91,19 +91,22 @@ def _describe_pin(pinned: PinnedProtocol) -> None:
         click.echo(f"  {org}: {count}")
         if count == 0:
             click.echo(
-                f"warning: organisation {org!r} owns no visible document (a typo, or nothing "
-                "before the cutoff?)",
+                f"warning: organisation {org!r} owns no visible document (a typo, or "
+                "nothing before the cutoff?)",
                 err=True,
             )
     click.echo(f"cutoff: {pinned.protocol.to_json_dict()['cutoff']}")
     click.echo(f"top_k: {pinned.protocol.top_k}")
 
 
-_DB = click.option("--db", "db_path", required=True, type=NEW_OR_EXISTING_STORE,
-                   help="The evidence store (a file or a postgresql:// URL).")
-_STUDY = click.option("--study", "study_id", required=True, help="The study id.")
-_ACTOR = click.option("--actor", default=None,
-                      help="Who does this (default: the login name).")
+_DB = option(
+    "--db db_path",
+    "The evidence store (a file or a postgresql:// URL).",
+    required=True,
+    type=NEW_OR_EXISTING_STORE,
+)
+_STUDY = option("--study study_id", "The study id.", required=True)
+_ACTOR = option("--actor", "Who does this (default: the login name).")
 
 
 @main.group("protocol")
@@ -111,114 +114,108 @@ def protocol_group() -> None:
     """Pin and inspect lexical retrieval protocols."""
 
 
-@protocol_group.command("pin")
+@command(protocol_group, "pin")
 @_DB
 @_STUDY
-@click.option("--protocol", "protocol_path", required=True,
-              type=click.Path(dir_okay=False, path_type=Path),
-              help="protocol.json: method, top_k, cutoff, organisations, ...")
-@click.option("--name", required=True, help="Name of the pin (unique in the study).")
+@option(
+    "--protocol protocol_path",
+    "protocol.json: method, top_k, cutoff, organisations, ...",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+)
+@option("--name", "Name of the pin (unique in the study).", required=True)
 @_ACTOR
-def pin_command(
-    db_path: Path, study_id: str, protocol_path: Path, name: str, actor: str | None
-) -> None:
+def pin_command(a: Args) -> None:
     """Pin a protocol: record the visible document set and its corpus fingerprint.
 
     Prints the fingerprint and the number of documents per organisation.
     """
     with _guarded():
-        protocol = load_protocol(protocol_path)
-        db = _open(db_path)
-        require_known_study(db, _actor(actor), study_id)
-        pinned = pin_protocol(
-            db, study_id=study_id, name=name, protocol=protocol, actor=_actor(actor)
-        )
+        protocol = load_protocol(a.protocol_path)
+        db = _open(a.db_path)
+        require_known_study(db, _actor(a), a.study_id)
+        pinned = pin_protocol(db, **a.pick("study_id", "name"), protocol=protocol, actor=_actor(a))
         _describe_pin(pinned)
 
 
-@protocol_group.command("show")
+@command(protocol_group, "show")
 @_DB
 @_STUDY
-@click.option("--name", required=True, help="Name of the pin.")
+@option("--name", "Name of the pin.", required=True)
 @_ACTOR
-def show_command(db_path: Path, study_id: str, name: str, actor: str | None) -> None:
+def show_command(a: Args) -> None:
     """Print a pinned protocol as JSON (with its fingerprint and document counts)."""
     with _guarded():
-        pinned = get_pinned_protocol(_seen(db_path, study_id, actor), name)
+        pinned = get_pinned_protocol(_seen(a), a.name)
         click.echo(json.dumps(pinned.model_dump(mode="json"), indent=2, sort_keys=True))
 
 
-@protocol_group.command("list")
+@command(protocol_group, "list")
 @_DB
 @_STUDY
 @_ACTOR
-def list_command(db_path: Path, study_id: str, actor: str | None) -> None:
+def list_command(a: Args) -> None:
     """List the study's pinned protocols: name, documents, fingerprint, pinned at/by."""
     with _guarded():
-        for pinned in list_pinned_protocols(_seen(db_path, study_id, actor)):
+        for pinned in list_pinned_protocols(_seen(a)):
             click.echo(
                 f"{pinned.name}\t{pinned.document_count}\t{pinned.corpus_fingerprint}\t"
                 f"{pinned.pinned_at}\t{pinned.pinned_by}"
             )
 
 
-@main.command("retrieve")
+@command(main, "retrieve")
 @_DB
 @_STUDY
-@click.option("--protocol", "protocol_ref", required=True,
-              help="A pinned protocol name, or a protocol.json file: a file is pinned first "
-                   "(under --pin-name, default the run name) and then run.")
-@click.option("--name", "run_name", required=True, help="Name of the new run.")
-@click.option("--pin-name", default=None,
-              help="Name for the pin when --protocol is a file (default: the run name).")
-@click.option("--time-budget", "time_budget_s", type=float, default=None,
-              help="Seconds; queries not reached in time are not executed and the run is "
-                   "stored with scan_complete=false (its metrics are partial_scan).")
+@option(
+    "--protocol protocol_ref",
+    "A pinned protocol name, or a protocol.json file: a file is pinned first "
+    "(under --pin-name, default the run name) and then run.",
+    required=True,
+)
+@option("--name run_name", "Name of the new run.", required=True)
+@option("--pin-name", "Name for the pin when --protocol is a file (default: the run name).")
+@option(
+    "--time-budget time_budget_s",
+    "Seconds; queries not reached in time are not executed and the run is "
+    "stored with scan_complete=false (its metrics are partial_scan).",
+    type=float,
+)
 @quiet_option
 @_ACTOR
-def retrieve_command(
-    db_path: Path,
-    study_id: str,
-    protocol_ref: str,
-    run_name: str,
-    pin_name: str | None,
-    time_budget_s: float | None,
-    actor: str | None,
-) -> None:
+def retrieve_command(a: Args) -> None:
     """Run every query of the study with a pinned lexical protocol (FTS5 BM25).
 
     The pin is revalidated first: if any pinned document changed, moved to
     another organisation or disappeared, or new documents became visible, the
     run is refused (exit 1), the refusal is recorded and nothing is stored.
     """
-    who = _actor(actor)
+    who, protocol_ref, run_name = _actor(a), a.protocol_ref, a.run_name
     with _guarded():
         path = Path(protocol_ref)
         is_file = path.is_file() or protocol_ref.endswith(".json")
         if is_file:
             protocol = load_protocol(path)
-        study = _seen(db_path, study_id, who)
+        study = _seen(a)
         db = study.db
         if is_file:
             if run_exists(study, run_name):  # before pinning: a taken name leaves no new pin
-                raise ValueError(f"run {run_name!r} already exists in study {study_id!r}; "
-                                 "choose another name")
-            pinned = pin_protocol(
-                db, study_id=study_id, name=pin_name or run_name, protocol=protocol, actor=who
-            )
+                raise ValueError(
+                    f"run {run_name!r} already exists in study {a.study_id!r}; choose another name"
+                )
+            name = a.pin_name or run_name
+            pinned = pin_protocol(db, study_id=a.study_id, name=name, protocol=protocol, actor=who)
             click.echo(f"pinned {protocol_ref} as protocol {pinned.name!r}")
             protocol_name = pinned.name
         else:
-            if pin_name is not None:
+            if a.pin_name is not None:
                 raise ValueError("--pin-name applies only when --protocol is a protocol.json file")
             protocol_name = protocol_ref
         run = execute_protocol(
             db,
-            study_id=study_id,
             protocol_name=protocol_name,
-            run_name=run_name,
             actor=who,
-            time_budget_s=time_budget_s,
+            **a.pick("study_id", "run_name", "time_budget_s"),
         )
         # Stored and committed: the store closed, the exit has nothing left to finalise.
         db.conn.close()
@@ -234,7 +231,7 @@ def retrieve_command(
         click.echo(f"scan_complete: {'true' if run.scan_complete else 'false'}")
         if not run.scan_complete:
             click.echo(
-                "warning: the time budget ran out; the run is stored as a partial scan and its "
-                "metrics will be unavailable (partial_scan)",
+                "warning: the time budget ran out; the run is stored as a partial scan "
+                "and its metrics will be unavailable (partial_scan)",
                 err=True,
             )

@@ -9,11 +9,12 @@ them, a summary on stderr; both are lead-only in a team study and audited. Exit 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from collections import Counter
 
 import click
 
 from evalcore.cli import main
+from evalcore.cli.input_options import Args, command, option
 from evalcore.cli.store_cmds import actor_option, fail, store, study_options
 from evalcore.store.study_handle import open_study
 
@@ -27,10 +28,17 @@ def sample_group() -> None:
 
 def _units(view, states: dict | None = None) -> list[dict]:  # type: ignore[no-untyped-def]
     """The sample's units in labeling order as JSON objects (with their state if given)."""
-    return [{"position": position, "query_id": u.query_id, "unit_id": u.unit_id,
-             "stratum": u.stratum, "inclusion_probability": u.inclusion_probability}
-            | ({} if states is None else {"state": states.get((u.query_id, u.unit_id), "open")})
-            for position, u in enumerate(view.units(), start=1)]
+    return [
+        {
+            "position": position,
+            "query_id": u.query_id,
+            "unit_id": u.unit_id,
+            "stratum": u.stratum,
+            "inclusion_probability": u.inclusion_probability,
+        }
+        | ({} if states is None else {"state": states.get((u.query_id, u.unit_id), "open")})
+        for position, u in enumerate(view.units(), start=1)
+    ]
 
 
 def _unit_lines(view) -> None:  # type: ignore[no-untyped-def]
@@ -48,122 +56,99 @@ def _summary(view) -> str:  # type: ignore[no-untyped-def]
     )
 
 
-@sample_group.command("draw")
+def _lookup_failed(err: LookupError, summary: str) -> None:
+    fail([f"error: {err.args[0] if err.args else err}"], summary)
+
+
+@command(sample_group, "draw")
 @study_options
-@click.option(
-    "--runs",
-    required=True,
-    help="Two run names, comma-separated: BASELINE,CANDIDATE (as for compare).",
+@option(
+    "--runs", "Two run names, comma-separated: BASELINE,CANDIDATE (as for compare).", required=True
 )
-@click.option(
-    "-m",
-    "--measure",
-    "measures",
+@option(
+    "-m --measure measures",
+    "A measure the sample serves, e.g. P@10 (repeat for several).",
     multiple=True,
     required=True,
-    help="A measure the sample serves, e.g. P@10 (repeat for several).",
 )
-@click.option(
+@option(
     "--size",
+    "How many units to label (reached in expectation).",
     required=True,
     type=click.IntRange(1, 10_000_000),
-    help="How many units to label (reached in expectation).",
 )
-@click.option(
+@option(
     "--seed",
+    "The random seed (recorded with the sample).",
     required=True,
     type=click.IntRange(0, 2**63 - 1),
-    help="The random seed (recorded with the sample).",
 )
-@click.option("--name", required=True, help="The sample's name (unique in the study).")
+@option("--name", "The sample's name (unique in the study).", required=True)
 @actor_option
-def draw_command(
-    db_path: Path,
-    study_id: str,
-    runs: str,
-    measures: tuple[str, ...],
-    size: int,
-    seed: int,
-    name: str,
-    actor: str,
-) -> None:
+def draw_command(a: Args) -> None:
     """Draw a sample of the unknown units of two runs and print its units in order."""
     from evalcore.contract.measures import UnknownMeasure, parse_measure
     from evalcore.estimation.stored import draw_stored_sample
 
-    names = [r.strip() for r in runs.split(",") if r.strip()]
+    nothing = "evalcore sample draw: nothing was written"
+    names = [r.strip() for r in a.runs.split(",") if r.strip()]
     if len(names) != 2 or names[0] == names[1]:
         fail(
             [
                 f"error: --runs takes two different run names, comma-separated "
-                f"(e.g. --runs A,B); got {runs!r}"
+                f"(e.g. --runs A,B); got {a.runs!r}"
             ],
-            "evalcore sample draw: nothing was written",
+            nothing,
         )
     try:
-        for m in measures:
+        for m in a.measures:
             parse_measure(m)
     except UnknownMeasure as err:
-        fail([f"error: -m: {err}"], "evalcore sample draw: nothing was written")
-    with store(db_path, "sample draw", study_id=study_id, actor=actor, read=True) as db:
+        fail([f"error: -m: {err}"], nothing)
+    with store(a, read=True) as db:
         try:
-            view = draw_stored_sample(
-                db,
-                study_id=study_id,
-                name=name,
-                candidate=names[1],
-                baseline=names[0],
-                measures=measures,
-                size=size,
-                seed=seed,
-                actor=actor,
-            )
+            given = a.pick("study_id", "name", "measures", "size", "seed", "actor")
+            view = draw_stored_sample(db, candidate=names[1], baseline=names[0], **given)
         except LookupError as err:
-            fail(
-                [f"error: {err.args[0] if err.args else err}"],
-                "evalcore sample draw: nothing was written",
-            )
+            _lookup_failed(err, nothing)
     _unit_lines(view)
     click.echo(_summary(view), err=True)
 
 
-@sample_group.command("grow")
+@command(sample_group, "grow")
 @study_options
-@click.option("--name", required=True, help="The sample to grow.")
-@click.option(
+@option("--name", "The sample to grow.", required=True)
+@option(
     "--size",
+    "The new size in units (at least the current one).",
     required=True,
     type=click.IntRange(1, 10_000_000),
-    help="The new size in units (at least the current one).",
 )
 @actor_option
-def grow_command(db_path: Path, study_id: str, name: str, size: int, actor: str) -> None:
+def grow_command(a: Args) -> None:
     """Draw more units into the same design; print the whole sample in order."""
     from evalcore.estimation.stored import grow_stored_sample
 
-    with store(db_path, "sample grow", study_id=study_id, actor=actor, read=True) as db:
+    with store(a, read=True) as db:
         try:
-            view = grow_stored_sample(db, study_id=study_id, name=name, size=size, actor=actor)
+            view = grow_stored_sample(db, **a.pick("study_id", "name", "size", "actor"))
         except LookupError as err:
-            fail(
-                [f"error: {err.args[0] if err.args else err}"],
-                "evalcore sample grow: nothing was written",
-            )
+            _lookup_failed(err, "evalcore sample grow: nothing was written")
     _unit_lines(view)
     click.echo(_summary(view), err=True)
 
 
-@sample_group.command("list")
+@command(sample_group, "list")
 @study_options
 @actor_option
-def list_command(db_path: Path, study_id: str, actor: str) -> None:
+def list_command(a: Args) -> None:
     """The study's samples: name, runs, measures, size, units, seed, who drew them."""
     from evalcore.store.samples import list_samples
 
-    with store(db_path, "sample list", study_id=study_id, actor=actor, read=True) as db:
-        samples = list_samples(open_study(db, study_id, actor))
+    with store(a, read=True) as db:
+        samples = list_samples(open_study(db, a.study_id, a.actor))
     if not samples:
-        click.echo(f"no sample in study {study_id}; draw one with: evalcore sample draw")
+        click.echo(f"no sample in study {a.study_id}; draw one with: evalcore sample draw")
         return
     for s in samples:
         click.echo(
@@ -172,56 +157,39 @@ def list_command(db_path: Path, study_id: str, actor: str) -> None:
         )
 
 
-@sample_group.command("show")
+@command(sample_group, "show")
 @study_options
-@click.option("--name", required=True, help="The sample.")
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@option("--name", "The sample.", required=True)
+@option("--format fmt", shown="text", choices=FORMATS)
 @actor_option
-def show_command(db_path: Path, study_id: str, name: str, fmt: str, actor: str) -> None:
+def show_command(a: Args) -> None:
     """A sample's design (runs, measures, query set, seed, strata, inclusion
     probabilities; with --format json the whole draw order) and its units in order with
     their state."""
     from evalcore.estimation.stored import sample_queue, show_sample
 
-    with store(db_path, "sample show", study_id=study_id, actor=actor, read=True) as db:
+    with store(a, read=True) as db:
         try:
-            view = show_sample(open_study(db, study_id, actor), name)
-            queue = sample_queue(open_study(db, study_id, actor), name)
+            view = show_sample(open_study(db, a.study_id, a.actor), a.name)
+            queue = sample_queue(open_study(db, a.study_id, a.actor), a.name)
         except LookupError as err:
-            fail([f"error: {err.args[0] if err.args else err}"], "evalcore sample show")
+            _lookup_failed(err, "evalcore sample show")
     s, d = view.sample, view.design
     units = _units(view, {(q.query_id, q.unit_id): q.state for q in queue})
-    if fmt == "json":
-        click.echo(
-            json.dumps(
-                {
-                    "name": s.name,
-                    "study": s.study_id,
-                    "candidate": d.run_a,
-                    "baseline": d.run_b,
-                    "measures": d.measures,
-                    "query_ids": d.query_ids,
-                    "seed": s.seed,
-                    "size": s.size,
-                    "draws": d.draws,
-                    "n_unknown": d.n_unknown,
-                    "method": d.method,
-                    "created_at": s.created_at,
-                    "created_by": s.created_by,
-                    "grown_at": s.grown_at,
-                    "strata": [
-                        st.model_dump(mode="json")
-                        | {"inclusion_probability": st.inclusion_probability}
-                        for st in d.strata
-                    ],
-                    "units": units,
-                    # the whole design: every population query in draw order with its unknown units
-                    "population": [q.model_dump(mode="json") for q in d.queries],
-                },
-                indent=2,
-                ensure_ascii=False,
-            )
-        )
+    if a.fmt == "json":
+        shown = {"name": s.name, "study": s.study_id, "candidate": d.run_a, "baseline": d.run_b}
+        shown |= {key: getattr(d, key) for key in ("measures", "query_ids")}
+        shown |= {key: getattr(s, key) for key in ("seed", "size")}
+        shown |= {key: getattr(d, key) for key in ("draws", "n_unknown", "method")}
+        shown |= {key: getattr(s, key) for key in ("created_at", "created_by", "grown_at")}
+        shown["strata"] = [
+            st.model_dump(mode="json") | {"inclusion_probability": st.inclusion_probability}
+            for st in d.strata
+        ]
+        shown["units"] = units
+        # the whole design: every population query in draw order with its unknown units
+        shown["population"] = [q.model_dump(mode="json") for q in d.queries]
+        click.echo(json.dumps(shown, indent=2, ensure_ascii=False))
         return
     click.echo(_summary(view))
     click.echo(
@@ -235,9 +203,7 @@ def show_command(db_path: Path, study_id: str, name: str, fmt: str, actor: str) 
             f"({st.n_units} unknown units), inclusion probability "
             f"{st.inclusion_probability:.4f}"
         )
-    counts = {
-        k: sum(1 for u in units if u["state"] == k) for k in ("labeled", "non-response", "open")
-    }
+    counts = Counter(u["state"] for u in units)
     click.echo(
         f"units: {counts['labeled']} labeled, {counts['non-response']} non-response, "
         f"{counts['open']} to label"

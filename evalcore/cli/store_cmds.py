@@ -8,9 +8,10 @@ an unknown study, run or reference (named, with the known ones).
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import click
 import sqlite_utils
@@ -19,10 +20,17 @@ from pydantic import ValidationError
 from evalcore.access.decisions import PermissionDenied
 from evalcore.cli import SharedGroup, main
 from evalcore.cli.actor import default_actor
-from evalcore.cli.input_options import limit_options, quiet_option
+from evalcore.cli.input_options import (
+    Args,
+    command,
+    command_name,
+    limit_options,
+    option,
+    quiet_option,
+)
 from evalcore.cli.store_location import EXISTING_STORE, NEW_OR_EXISTING_STORE
 from evalcore.contract.gains import MAX_GAIN
-from evalcore.contract.limits import ReadLimits, clipped
+from evalcore.contract.limits import clipped
 from evalcore.contract.observation import MAX_K
 from evalcore.io.errors import InputErrors, validation_messages
 from evalcore.io.progress import reporter
@@ -57,21 +65,24 @@ from evalcore.store.study_handle import open_study
 from evalcore.store.study_setup import create_study
 
 _FILE = click.Path(exists=True, dir_okay=False, path_type=Path)
+#: The input file every import but ``beir`` and ``study`` reads.
+path_argument = click.argument("path", type=_FILE)
 
 
-def db_option(fn: Callable) -> Callable:
-    return click.option("--db", "db_path", type=EXISTING_STORE, required=True,
-                        help="The store (created with `evalcore init`).")(fn)
+db_option = option(
+    "--db db_path", "The store (created with `evalcore init`).", required=True, type=EXISTING_STORE
+)
+actor_option = option(
+    "--actor",
+    "Who does this (recorded in the audit log).",
+    default=default_actor,
+    show_default="the current user",
+)
 
 
 def study_options(fn: Callable) -> Callable:
     """--db and --study: the options of every command on one study."""
-    return db_option(click.option("--study", "study_id", required=True, help="The study id.")(fn))
-
-
-def actor_option(fn: Callable) -> Callable:
-    return click.option("--actor", default=default_actor, show_default="the current user",
-                        help="Who does this (recorded in the audit log).")(fn)
+    return db_option(option("--study study_id", "The study id.", required=True)(fn))
 
 
 def import_options(fn: Callable) -> Callable:
@@ -87,22 +98,30 @@ def fail(lines: list[str], summary: str) -> None:
     sys.exit(2)
 
 
-@contextmanager
-def store(db_path: Path, command: str, *, study_id: str | None = None, actor: str | None = None,
-          read: bool = False, refused: str = "written") -> Iterator[sqlite_utils.Database]:
-    """Open the store; turn the store's user errors into exit status 2 with a clear message.
+#: The store's errors whose message names the unknown study, run or reference, or the refusal.
+NAMED_ERRORS = (StudyNotFoundError, RunNotFoundError, ReferenceNotFoundError, ExportRefusedError)
 
-    With ``study_id``, an unknown study is reported listing only the studies
-    ``actor`` may see; with ``read`` too, ``actor`` must be allowed to see the
+
+@contextmanager
+def store(
+    args: Args, *, read: bool = False, refused: str = "written", command: str | None = None
+) -> Iterator[sqlite_utils.Database]:
+    """Open the store ``args.db_path``; turn the store's user errors into exit status 2 with a
+    clear message naming ``command`` (default: the one running).
+
+    With ``args.study_id``, an unknown study is reported listing only the studies
+    ``args.actor`` may see; with ``read`` too, the actor must be allowed to see the
     study before anything is read (writes are authorised by the store itself).
     Every command that names a study passes it, so none prints a study's data,
     or the ids of studies they may not see, to a non-member. A refusal says nothing was
     ``refused`` ("written", or "changed" for the access commands) or shown.
     """
+    command = command or command_name()
+    study_id, actor = getattr(args, "study_id", None), getattr(args, "actor", None)
     try:
-        db = open_store(db_path)
+        db = open_store(args.db_path)
     except SchemaTooNewError as exc:
-        fail([f"error: {exc}"], f"evalcore {command}: cannot open {describe_store(db_path)}")
+        fail([f"error: {exc}"], f"evalcore {command}: cannot open {describe_store(args.db_path)}")
     try:
         if study_id is not None:
             require_known_study(db, actor, study_id)
@@ -110,14 +129,15 @@ def store(db_path: Path, command: str, *, study_id: str | None = None, actor: st
                 require_study_view(db, actor, study_id)
         yield db
     except InputErrors as exc:
-        fail(str(exc).splitlines(),
-             f"evalcore {command}: {'at least ' if exc.stopped else ''}{exc.total} input "
-             "error(s); nothing was written")
+        at_least = "at least " if exc.stopped else ""
+        summary = f"{at_least}{exc.total} input error(s); nothing was written"
+        fail(str(exc).splitlines(), f"evalcore {command}: {summary}")
     except ValidationError as exc:  # values typed on the command line
-        fail([f"error: {m}" for m in validation_messages(exc)],
-             f"evalcore {command}: nothing was written")
-    except (StudyNotFoundError, RunNotFoundError, ReferenceNotFoundError, ExportRefusedError,
-            ValueError) as exc:
+        fail(
+            [f"error: {m}" for m in validation_messages(exc)],
+            f"evalcore {command}: nothing was written",
+        )
+    except (*NAMED_ERRORS, ValueError) as exc:
         fail([f"error: {clipped(str(exc))}"], f"evalcore {command}: nothing was written")
     except PermissionDenied as exc:
         click.echo(f"refused: {exc}", err=True)
@@ -127,49 +147,67 @@ def store(db_path: Path, command: str, *, study_id: str | None = None, actor: st
         db.conn.close()
 
 
-def _gain_map(spec: str | None) -> dict[int, int] | None:
-    if spec is None:
+def gain_map(args: Args) -> dict[int, int] | None:
+    """``--gain-map`` parsed (None when not given)."""
+    if args.gain_map is None:
         return None
     try:
-        return parse_gain_map(spec)
+        return parse_gain_map(args.gain_map)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--gain-map") from None
 
 
-def _report(summary: ImportSummary) -> None:
+def report_import(summary: ImportSummary) -> None:
     reporter().done()
     for line in summary.lines():
         click.echo(line)
 
 
+def import_file(
+    a: Args,
+    importer: Callable,
+    *names: str,
+    fields: Sequence[str] = (),
+    command: str | None = None,
+    **given: Any,
+) -> None:
+    """Read the file ``a.path`` and import it with ``importer``, which takes
+    :data:`IMPORT_KEYWORDS` and ``names`` from ``a``, and ``given``; print the summary."""
+    with store(a, command=command) as db:
+        source = read_source(a.path, limits=a.limits, fields=fields)
+        report_import(importer(db, source, **a.pick(*IMPORT_KEYWORDS, *names), **given))
+
+
 # --- init / study ---------------------------------------------------------------------------
 
 
-@main.command("init")
-@click.option("--db", "db_path", type=NEW_OR_EXISTING_STORE, required=True,
-              help="Path (or postgresql:// URL) of the store to create (or to migrate, if it "
-                   "exists).")
-@click.option("--study", "study_id", default=None,
-              help="Also create this study (with --corpus), as `study create` does.")
-@click.option("--corpus", "corpus_id", default=None, help="The corpus of the study to create.")
+@command(main, "init")
+@option(
+    "--db db_path",
+    "Path (or postgresql:// URL) of the store to create (or to migrate, if it exists).",
+    type=NEW_OR_EXISTING_STORE,
+    required=True,
+)
+@option("--study study_id", "Also create this study (with --corpus), as `study create` does.")
+@option("--corpus corpus_id", "The corpus of the study to create.")
 @actor_option
-def init_command(db_path: Path | str, study_id: str | None, corpus_id: str | None, actor: str) -> None:
+def init_command(a: Args) -> None:
     """Create an evidence store (an SQLite file or a PostgreSQL database given by its URL),
     or bring an existing one up to date."""
-    if (study_id is None) != (corpus_id is None):
+    if (a.study_id is None) != (a.corpus_id is None):
         raise click.UsageError("give --study and --corpus together (or neither)")
-    if is_postgres_url(db_path):
-        probe = open_store(db_path, migrate=False)
+    if is_postgres_url(a.db_path):
+        probe = open_store(a.db_path, migrate=False)
         existed = schema_version(probe) > 0
         probe.conn.close()
     else:
-        existed = Path(db_path).exists()
-    with store(db_path, "init") as db:
+        existed = Path(a.db_path).exists()
+    with store(Args(db_path=a.db_path)) as db:
         version = schema_version(db)
-    click.echo(f"{'migrated' if existed else 'created'} store {describe_store(db_path)} "
-               f"(schema version {version})")
-    if study_id is not None and corpus_id is not None:
-        _create_study(db_path, actor, study_id=study_id, corpus_id=corpus_id)
+    created = "migrated" if existed else "created"
+    click.echo(f"{created} store {describe_store(a.db_path)} (schema version {version})")
+    if a.study_id is not None:
+        _create_study(a)
 
 
 @main.group("study")
@@ -177,44 +215,58 @@ def study_group() -> None:
     """Create and list studies."""
 
 
-@study_group.command("create")
+@command(study_group, "create")
 @study_options
-@click.option("--corpus", "corpus_id", required=True, help="The corpus id the study judges.")
-@click.option("--name", default="", help="A readable name (default: the study id).")
-@click.option("--unit", "retrieval_unit", default="document", show_default=True,
-              help="The retrieval unit (document, passage, chunk, ...).")
-@click.option("--threshold", "relevance_threshold", type=click.IntRange(1, MAX_GAIN), default=1,
-              show_default=True, help="Smallest gain that counts as relevant.")
-@click.option("--gain", type=click.Choice(["linear", "exponential"]), default="linear",
-              show_default=True, help="nDCG gain mode.")
-@click.option("--org", "org_id", default=None, help="Owning organisation id.")
+@option("--corpus corpus_id", "The corpus id the study judges.", required=True)
+@option("--name", "A readable name (default: the study id).", default="")
+@option(
+    "--unit retrieval_unit", "The retrieval unit (document, passage, chunk, ...).", shown="document"
+)
+@option(
+    "--threshold relevance_threshold",
+    "Smallest gain that counts as relevant.",
+    shown=1,
+    type=click.IntRange(1, MAX_GAIN),
+)
+@option("--gain", "nDCG gain mode.", shown="linear", choices=["linear", "exponential"])
+@option("--org org_id", "Owning organisation id.")
 @actor_option
-def study_create(db_path: Path, actor: str, **settings: object) -> None:
+def study_create(a: Args) -> None:
     """Create a study (an existing study id is refused, never overwritten)."""
-    _create_study(db_path, actor, **settings)
+    _create_study(a)
 
 
-def _create_study(db_path: Path, actor: str, **settings: object) -> None:
-    """Create the study the options describe (their names are :class:`StudyIn`'s fields)."""
+def _create_study(a: Args) -> None:
+    """Create the study the options but --db and --actor describe (named like
+    :class:`StudyIn`'s fields)."""
     from evalcore.store.audit import record_audit
     from evalcore.store.transaction import write_transaction
 
-    with store(db_path, "study create") as db:
-        study = StudyIn(**settings)  # type: ignore[arg-type]
+    settings = {k: v for k, v in vars(a).items() if k not in ("db_path", "actor")}
+    with store(Args(db_path=a.db_path), command="study create") as db:
+        study = StudyIn(**settings)
         with write_transaction(db):
-            create_study(db, study, actor=actor)
-            record_audit(db, actor=actor, action="study.create", study_id=study.study_id,
-                         detail=study.model_dump())
+            create_study(db, study, actor=a.actor)
+            record_audit(
+                db,
+                actor=a.actor,
+                action="study.create",
+                study_id=study.study_id,
+                detail=study.model_dump(),
+            )
     click.echo(f"created study {study.study_id} on corpus {study.corpus_id}")
 
 
-@study_group.command("measures")
+@command(study_group, "measures")
 @study_options
-@click.option("--set", "chosen", default=None, metavar="NAMES",
-              help="Comma-separated measures, e.g. 'P@10,nDCG@10,MRR@10' (lead only). "
-                   "Without it, list the study's measures.")
+@option(
+    "--set chosen",
+    "Comma-separated measures, e.g. 'P@10,nDCG@10,MRR@10' (lead only). "
+    "Without it, list the study's measures.",
+    metavar="NAMES",
+)
 @actor_option
-def study_measures_command(db_path: Path, study_id: str, chosen: str | None, actor: str) -> None:
+def study_measures_command(a: Args) -> None:
     """List the measures the study reports, or set them (--set; recorded in the audit log).
 
     Judged@k is shown beside them wherever they are shown.
@@ -227,28 +279,28 @@ def study_measures_command(db_path: Path, study_id: str, chosen: str | None, act
         study_measures,
     )
 
-    with store(db_path, "study measures", study_id=study_id, actor=actor, read=True) as db:
-        if chosen is not None:
-            set_study_measures(db, study_id=study_id, measures=parse_measure_list(chosen),
-                               actor=actor)
-        measures = study_measures(open_study(db, study_id, actor))
-    if chosen is not None:
-        click.echo(f"measures of study {study_id} set")
+    with store(a, read=True) as db:
+        if a.chosen is not None:
+            chosen = parse_measure_list(a.chosen)
+            set_study_measures(db, study_id=a.study_id, measures=chosen, actor=a.actor)
+        measures = study_measures(open_study(db, a.study_id, a.actor))
+    if a.chosen is not None:
+        click.echo(f"measures of study {a.study_id} set")
     for m in shown_measures(measures):
         note = "" if m.k is not None else " (k: each run's cutoff)"
         shown = "" if m in measures else " (shown beside the others)"
         click.echo(f"{measure_label(m, aggregate=True)}{note}{shown}")
 
 
-@study_group.command("list")
+@command(study_group, "list")
 @db_option
 @actor_option
-def study_list(db_path: Path, actor: str) -> None:
+def study_list(a: Args) -> None:
     """List the studies --actor may see (JSON lines): local-mode ones and their team studies."""
     from evalcore.store.scoping import visible_studies
 
-    with store(db_path, "study list") as db:
-        for study in visible_studies(db, actor):
+    with store(a) as db:
+        for study in visible_studies(db, a.actor):
             click.echo(study.model_dump_json())
 
 
@@ -260,128 +312,113 @@ def import_group() -> None:
     """Import evidence into a study (each import is all or nothing)."""
 
 
-_unknown_ids = click.option(
-    "--allow-unknown-ids", is_flag=True,
-    help="Accept unit ids that are not in the study's corpus (checked only when it has documents).")
-_gain_map_option = click.option("--gain-map", metavar="SPEC",
-                                help="Map gains into 0..4, e.g. '-1:0,5:4'.")
+unknown_ids_option = option(
+    "--allow-unknown-ids",
+    "Accept unit ids that are not in the study's corpus (checked only when it has documents).",
+    flag=True,
+)
+gain_map_option = option("--gain-map", "Map gains into 0..4, e.g. '-1:0,5:4'.", metavar="SPEC")
+#: What every import into a study passes on to its importer, named alike.
+IMPORT_KEYWORDS = ("study_id", "allow_unknown_ids", "actor")
 
 
-@import_group.command("qrels")
+@command(import_group, "qrels")
 @study_options
-@click.argument("path", type=_FILE)
-@click.option("--annotator", default=None, help="Annotator of the labels (default qrels:<file>).")
-@click.option("--complete", is_flag=True, help="Declare every qrels query's population complete.")
-@_gain_map_option
-@_unknown_ids
+@path_argument
+@option("--annotator", "Annotator of the labels (default qrels:<file>).")
+@option("--complete", "Declare every qrels query's population complete.", flag=True)
+@gain_map_option
+@unknown_ids_option
 @import_options
-def import_qrels_command(db_path: Path, study_id: str, path: Path, annotator: str | None,
-                         complete: bool, gain_map: str | None, allow_unknown_ids: bool,
-                         limits: ReadLimits, actor: str) -> None:
+def import_qrels_command(a: Args) -> None:
     """TREC qrels (query_id iteration doc_id gain) -> label events; plain or compressed."""
-    mapping = _gain_map(gain_map)
-    with store(db_path, "import qrels", study_id=study_id, actor=actor) as db:
-        source = read_source(path, limits=limits, fields=QRELS_FIELDS)
-        _report(import_qrels(db, source, study_id=study_id, annotator=annotator,
-                             complete=complete,
-                             gain_map=mapping, allow_unknown_ids=allow_unknown_ids, actor=actor))
+    mapping = gain_map(a)
+    import_file(a, import_qrels, "annotator", "complete", fields=QRELS_FIELDS, gain_map=mapping)
 
 
-@import_group.command("run")
+@command(import_group, "run")
 @study_options
-@click.argument("path", type=_FILE)
-@click.option("--k", type=click.IntRange(1, MAX_K), required=True, help="The run's cutoff depth.")
-@click.option("--name", default=None, help="Run name (default: the run tag, or the file name).")
-@click.option("--corpus-fingerprint", default=None, help="Fingerprint of the corpus searched.")
-@click.option("--partial-scan", is_flag=True,
-              help="The retrieval did not scan the whole corpus (every metric unavailable).")
-@_unknown_ids
+@path_argument
+@option("--k", "The run's cutoff depth.", type=click.IntRange(1, MAX_K), required=True)
+@option("--name", "Run name (default: the run tag, or the file name).")
+@option("--corpus-fingerprint", "Fingerprint of the corpus searched.")
+@option(
+    "--partial-scan",
+    "The retrieval did not scan the whole corpus (every metric unavailable).",
+    flag=True,
+)
+@unknown_ids_option
 @import_options
-def import_run_command(db_path: Path, study_id: str, path: Path, k: int, name: str | None,
-                       corpus_fingerprint: str | None, partial_scan: bool,
-                       allow_unknown_ids: bool, limits: ReadLimits, actor: str) -> None:
+def import_run_command(a: Args) -> None:
     """TREC run (query_id Q0 doc_id rank score tag) -> a stored run; plain or compressed."""
-    with store(db_path, "import run", study_id=study_id, actor=actor) as db:
-        source = read_source(path, limits=limits, fields=RUN_FIELDS)
-        _report(import_run(db, source, study_id=study_id, k=k, name=name,
-                           allow_unknown_ids=allow_unknown_ids,
-                           corpus_fingerprint=corpus_fingerprint,
-                           scan_complete=not partial_scan, actor=actor))
+    names = ("k", "name", "corpus_fingerprint")
+    import_file(a, import_run, *names, fields=RUN_FIELDS, scan_complete=not a.partial_scan)
 
 
-@import_group.command("beir")
+@command(import_group, "beir")
 @study_options
 @click.argument("folder", type=click.Path(exists=True, file_okay=False, path_type=Path))
-@click.option("--split", "splits", multiple=True,
-              help="Import only these qrels splits (repeatable; default: all qrels/*.tsv).")
-@click.option("--complete", is_flag=True, help="Declare every judged query's population complete.")
-@_gain_map_option
-@_unknown_ids
-@click.option("--owner-org", default=None,
-              help="Organisation that owns the new documents (default: the corpus's owner).")
+@option(
+    "--split splits",
+    "Import only these qrels splits (repeatable; default: all qrels/*.tsv).",
+    multiple=True,
+)
+@option("--complete", "Declare every judged query's population complete.", flag=True)
+@gain_map_option
+@unknown_ids_option
+@option("--owner-org", "Organisation that owns the new documents (default: the corpus's owner).")
 @import_options
-def import_beir_command(db_path: Path, study_id: str, folder: Path, splits: tuple[str, ...],
-                        complete: bool, gain_map: str | None, allow_unknown_ids: bool,
-                        owner_org: str | None, limits: ReadLimits, actor: str) -> None:
+def import_beir_command(a: Args) -> None:
     """BEIR folder (corpus.jsonl, queries.jsonl, qrels/*.tsv) -> documents, queries, labels."""
-    mapping = _gain_map(gain_map)
-    with store(db_path, "import beir", study_id=study_id, actor=actor) as db:
-        _report(import_beir(db, folder, study_id=study_id, splits=list(splits) or None,
-                            gain_map=mapping, allow_unknown_ids=allow_unknown_ids,
-                            complete=complete, actor=actor, owner_org=owner_org,
-                            limits=limits))
+    mapping = gain_map(a)
+    with store(a) as db:
+        given = a.pick(*IMPORT_KEYWORDS, "complete", "owner_org", "limits")
+        splits = list(a.splits) or None
+        report_import(import_beir(db, a.folder, splits=splits, gain_map=mapping, **given))
 
 
-@import_group.command("observations")
+@command(import_group, "observations")
 @study_options
-@click.argument("path", type=_FILE)
-@click.option("--run", "run_name", default=None,
-              help="Name of the run to store (default: the file name; '' for labels only).")
-@click.option("--annotator", default=None, help="Annotator (default observations:<file>).")
-@_unknown_ids
+@path_argument
+@option("--run run_name", "Name of the run to store (default: the file name; '' for labels only).")
+@option("--annotator", "Annotator (default observations:<file>).")
+@unknown_ids_option
 @import_options
-def import_observations_command(db_path: Path, study_id: str, path: Path, run_name: str | None,
-                                annotator: str | None, allow_unknown_ids: bool,
-                                limits: ReadLimits, actor: str) -> None:
+def import_observations_command(a: Args) -> None:
     """Observation JSONL -> queries, a run, label events and completeness claims."""
-    with store(db_path, "import observations", study_id=study_id, actor=actor) as db:
-        source = read_source(path, limits=limits)
-        _report(import_observations(db, source, study_id=study_id, run_name=run_name,
-                                    annotator=annotator, allow_unknown_ids=allow_unknown_ids,
-                                    actor=actor))
+    import_file(a, import_observations, "run_name", "annotator")
 
 
 def _labels_command(fmt: str) -> Callable:
     @study_options
-    @click.argument("path", type=_FILE)
-    @click.option("--annotator", default=None,
-                  help=f"Annotator for rows without one (default {fmt}:<file>).")
-    @_gain_map_option
-    @_unknown_ids
-    @click.option("--keep-annotators", is_flag=True,
-                  help="Record the annotators, times and sources the file names (you vouch "
-                       "for them); without it a file naming annotators is refused.")
+    @path_argument
+    @option("--annotator", f"Annotator for rows without one (default {fmt}:<file>).")
+    @gain_map_option
+    @unknown_ids_option
+    @option(
+        "--keep-annotators",
+        "Record the annotators, times and sources the file names (you vouch "
+        "for them); without it a file naming annotators is refused.",
+        flag=True,
+    )
     @import_options
-    def command(db_path: Path, study_id: str, path: Path, annotator: str | None,
-                gain_map: str | None, allow_unknown_ids: bool, keep_annotators: bool,
-                limits: ReadLimits, actor: str) -> None:
-        mapping = _gain_map(gain_map)
-        with store(db_path, f"import labels-{fmt}", study_id=study_id, actor=actor) as db:
-            source = read_source(path, limits=limits)
-            _report(import_labels(db, source, study_id=study_id,
-                                  format=fmt,  # type: ignore[arg-type]
-                                  annotator=annotator, gain_map=mapping,
-                                  allow_unknown_ids=allow_unknown_ids,
-                                  keep_annotators=keep_annotators, actor=actor))
+    def labels_import(a: Args) -> None:
+        mapping = gain_map(a)
+        names = ("annotator", "keep_annotators")
+        import_file(a, import_labels, *names, format=fmt, gain_map=mapping)
 
-    return command
+    return labels_import
 
 
-import_group.command(
-    "labels-csv", help="CSV with a header: query_id,unit_id,gain[,annotator] (or an exported event log)."
+command(
+    import_group,
+    "labels-csv",
+    help="CSV with a header: query_id,unit_id,gain[,annotator] (or an exported event log).",
 )(_labels_command("csv"))
-import_group.command(
-    "labels-jsonl", help="One label event per line, as `evalcore export labels --format jsonl` writes."
+command(
+    import_group,
+    "labels-jsonl",
+    help="One label event per line, as `evalcore export labels --format jsonl` writes.",
 )(_labels_command("jsonl"))
 
 
@@ -393,98 +430,91 @@ def export_group() -> None:
     """Export evidence in formats the imports read back exactly."""
 
 
-_output = click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path),
-                       default=None, help="Write to this file (default: stdout).")
+def export_options(fn: Callable) -> Callable:
+    """-o, --quiet and --actor: the last options of every export but ``study``."""
+    output = option(
+        "-o --output",
+        "Write to this file (default: stdout).",
+        type=click.Path(dir_okay=False, path_type=Path),
+    )
+    return output(quiet_option(actor_option(fn)))
 
 
-def _export(write: Callable) -> None:
-    """Run ``write(study, out)`` on the export command's --study read as --actor, to its -o
-    (``output``) or stdout."""
-    ctx = click.get_current_context()
-    db_path, study_id, actor, output = (ctx.params[name] for name in
-                                        ("db_path", "study_id", "actor", "output"))
-    with store(db_path, f"export {ctx.info_name}", study_id=study_id, actor=actor,
-               read=True) as db:
-        summary = write(open_study(db, study_id, actor), output if output is not None
-                        else sys.stdout)
+def _export(a: Args, write: Callable) -> None:
+    """Run ``write(study, out)`` on --study read as --actor, to -o (``output``) or stdout."""
+    with store(a, read=True) as db:
+        out = a.output if a.output is not None else sys.stdout
+        summary = write(open_study(db, a.study_id, a.actor), out)
     reporter().done()
     for warning in summary.warnings:
         click.echo(f"warning: {warning}", err=True)
-    if output is not None:
-        click.echo(f"wrote {summary.rows} {summary.kind} row(s) to {output}", err=True)
+    if a.output is not None:
+        click.echo(f"wrote {summary.rows} {summary.kind} row(s) to {a.output}", err=True)
 
 
-@export_group.command("qrels")
+@command(export_group, "qrels")
 @study_options
-@click.option("--reference", default=None,
-              help="A frozen reference version (default: the working reference).")
-@_output
-@quiet_option
-@actor_option
-def export_qrels_command(db_path: Path, study_id: str, reference: str | None,
-                         output: Path | None, actor: str) -> None:
+@option("--reference", "A frozen reference version (default: the working reference).")
+@export_options
+def export_qrels_command(a: Args) -> None:
     """Resolved labels as TREC qrels, sorted (units in conflict are left out)."""
-    _export(lambda study, out: export_qrels(study, out, reference=reference))
+    _export(a, lambda study, out: export_qrels(study, out, reference=a.reference))
 
 
-@export_group.command("labels")
+@command(export_group, "labels")
 @study_options
-@click.option("--format", "fmt", type=click.Choice(["csv", "jsonl", *TOOL_FORMATS]),
-              default="csv", show_default=True,
-              help="csv/jsonl: every event; quepid/rre/rank-eval: the reference's ratings.")
-@click.option("--reference", default=None,
-              help="quepid/rre/rank-eval: a frozen reference version (default: working).")
-@click.option("--index", default=None,
-              help="rre/rank-eval: the index name written (default: the corpus id).")
-@_output
-@quiet_option
-@actor_option
-def export_labels_command(db_path: Path, study_id: str, fmt: str, reference: str | None,
-                          index: str | None, output: Path | None, actor: str) -> None:
+@option(
+    "--format fmt",
+    "csv/jsonl: every event; quepid/rre/rank-eval: the reference's ratings.",
+    shown="csv",
+    choices=["csv", "jsonl", *TOOL_FORMATS],
+)
+@option("--reference", "quepid/rre/rank-eval: a frozen reference version (default: working).")
+@option("--index", "rre/rank-eval: the index name written (default: the corpus id).")
+@export_options
+def export_labels_command(a: Args) -> None:
     """Every label event, with annotators, kinds and times (or another tool's ratings)."""
-    if fmt in TOOL_FORMATS:
-        _export(lambda study, out: export_tool_labels(study, out, fmt, reference=reference,
-                                                      index=index))
+    if a.fmt in TOOL_FORMATS:
+        given = a.pick("reference", "index")
+        _export(a, lambda study, out: export_tool_labels(study, out, a.fmt, **given))
     else:
-        _export(lambda study, out: export_labels(study, out, format=fmt))
+        _export(a, lambda study, out: export_labels(study, out, format=a.fmt))
 
 
-@export_group.command("run")
+@command(export_group, "run")
 @study_options
-@click.option("--run", "run_name", required=True, help="The stored run.")
-@click.option("--scores", type=click.Choice(["auto", "original", "rank"]), default="auto",
-              show_default=True,
-              help="auto: stored scores when TREC tools keep the stored order, else rank-derived.")
-@_output
-@quiet_option
-@actor_option
-def export_run_command(db_path: Path, study_id: str, run_name: str, scores: str,
-                       output: Path | None, actor: str) -> None:
+@option("--run run_name", "The stored run.", required=True)
+@option(
+    "--scores",
+    "auto: stored scores when TREC tools keep the stored order, else rank-derived.",
+    shown="auto",
+    choices=["auto", "original", "rank"],
+)
+@export_options
+def export_run_command(a: Args) -> None:
     """A stored run as a TREC run file."""
-    _export(lambda study, out: export_run(study, run_name, out, scores=scores))
+    _export(a, lambda study, out: export_run(study, a.run_name, out, scores=a.scores))
 
 
 # --- completeness and references --------------------------------------------------------------
 
 
-@main.command("complete")
+@command(main, "complete")
 @study_options
 @click.argument("query_ids", nargs=-1, required=True)
-@click.option("--reason", default="", help="Why the population is complete (e.g. 'pooled to 100').")
+@option("--reason", "Why the population is complete (e.g. 'pooled to 100').", default="")
 @actor_option
-def complete_command(db_path: Path, study_id: str, query_ids: tuple[str, ...], reason: str,
-                     actor: str) -> None:
+def complete_command(a: Args) -> None:
     """Declare the relevant population of queries complete."""
     from evalcore.store.imports.common import mark_queries_complete
     from evalcore.store.studies import get_study
     from evalcore.store.transaction import write_transaction
 
-    with store(db_path, "complete", study_id=study_id, actor=actor) as db:
-        get_study(db, study_id)
+    with store(a) as db:
+        get_study(db, a.study_id)
         with write_transaction(db):
-            n = mark_queries_complete(db, study_id=study_id, query_ids=query_ids, actor=actor,
-                                      reason=reason)
-    click.echo(f"{n} query(ies) marked complete ({len(query_ids) - n} already were)")
+            n = mark_queries_complete(db, **a.pick("study_id", "query_ids", "actor", "reason"))
+    click.echo(f"{n} query(ies) marked complete ({len(a.query_ids) - n} already were)")
 
 
 @main.group("reference")
@@ -492,41 +522,45 @@ def reference_group() -> None:
     """Frozen reference versions: named, hashed, immutable snapshots of the evidence."""
 
 
-@reference_group.command("freeze")
+@command(reference_group, "freeze")
 @study_options
-@click.option("--name", required=True, help="Version name, e.g. v1 (never reused).")
+@option("--name", "Version name, e.g. v1 (never reused).", required=True)
 @actor_option
-def reference_freeze(db_path: Path, study_id: str, name: str, actor: str) -> None:
+def reference_freeze(a: Args) -> None:
     """Freeze the working reference (resolved labels, conflicts excluded, and completeness)."""
-    with store(db_path, "reference freeze", study_id=study_id, actor=actor) as db:
-        version = freeze_reference(db, study_id=study_id, name=name, actor=actor)
+    with store(a) as db:
+        version = freeze_reference(db, **a.pick("study_id", "name", "actor"))
     click.echo(version.model_dump_json())
 
 
-@reference_group.command("list")
+@command(reference_group, "list")
 @study_options
 @actor_option
-def reference_list(db_path: Path, study_id: str, actor: str) -> None:
+def reference_list(a: Args) -> None:
     """List the study's frozen versions (JSON lines, oldest first); --actor must see the study."""
-    with store(db_path, "reference list", study_id=study_id, actor=actor, read=True) as db:
-        for version in list_references(open_study(db, study_id, actor)):
+    with store(a, read=True) as db:
+        for version in list_references(open_study(db, a.study_id, a.actor)):
             click.echo(version.model_dump_json())
 
 
-@reference_group.command("verify")
+@command(reference_group, "verify")
 @study_options
-@click.option("--name", required=True, help="The frozen version to check.")
+@option("--name", "The frozen version to check.", required=True)
 @actor_option
-def reference_verify(db_path: Path, study_id: str, name: str, actor: str) -> None:
+def reference_verify(a: Args) -> None:
     """Recompute a frozen version's content hash; exit 1 if its rows no longer match it."""
     from evalcore.store.references import get_reference, verify_reference
 
-    with store(db_path, "reference verify", study_id=study_id, actor=actor, read=True) as db:
-        study = open_study(db, study_id, actor)
-        version = get_reference(study, name)
-        intact = verify_reference(study, name)
+    with store(a, read=True) as db:
+        study = open_study(db, a.study_id, a.actor)
+        version = get_reference(study, a.name)
+        intact = verify_reference(study, a.name)
+    which = f"reference {a.name} of study {a.study_id}"
     if not intact:
-        click.echo(f"reference {name} of study {study_id}: rows do NOT match the recorded hash "
-                   f"{version.content_hash}; the store was altered outside evalcore", err=True)
+        click.echo(
+            f"{which}: rows do NOT match the recorded hash {version.content_hash}; "
+            "the store was altered outside evalcore",
+            err=True,
+        )
         sys.exit(1)
-    click.echo(f"reference {name} of study {study_id}: intact ({version.content_hash})")
+    click.echo(f"{which}: intact ({version.content_hash})")

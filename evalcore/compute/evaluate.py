@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -231,12 +232,34 @@ class BatchResult:
         m = self.metrics[metric]
         return self._conflict_ids(m) if (m.reason_bits & CONFLICT_BIT).any() else {}
 
+    def blocking_units(self, metric: str) -> tuple[list[str], np.ndarray, np.ndarray]:
+        """The ``blocking_ids`` of ``metric`` without a list per query: (the distinct unlabeled
+        units below the widest blocking limit of the measures, query by query in rank order,
+        decoded once; int64[n + 1]: where each query's begin; int64[n]: how many of each
+        query's first block ``metric``)."""
+        return (*self._unlabeled_units, self._blocking_counts(self.metrics[metric].blocking_limit))
+
+    @cached_property
+    def _unlabeled_units(self) -> tuple[list[str], np.ndarray]:
+        widest = np.maximum.reduce([m.blocking_limit for m in self.metrics.values()])
+        at = np.flatnonzero(self._unlabeled_mask(widest))
+        starts = np.zeros(len(self.batch) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(self.ranking.query[at], minlength=len(self.batch)), out=starts[1:])
+        return self._names_at(at), starts
+
+    def _blocking_counts(self, limit: np.ndarray) -> np.ndarray:
+        held = self.ranking.query[self._unlabeled_mask(limit)]
+        return np.bincount(held, minlength=len(self.batch))
+
     def _blocking_ids(self, limit: np.ndarray) -> dict[int, list[str]]:
         """Per query, the distinct unlabeled units at ranks below ``limit`` (shared by limit)."""
         key = limit.tobytes()
         found = self._blocking_cache.get(key)
         if found is None:
-            found = self._blocking_cache[key] = self._units_at(self._unlabeled_mask(limit))
+            units, starts = self._unlabeled_units
+            found = self._blocking_cache[key] = _by_query(
+                units, self._blocking_counts(limit), starts[:-1]
+            )
         return found
 
     def _unlabeled_mask(self, limit: np.ndarray) -> np.ndarray:
@@ -275,27 +298,23 @@ class BatchResult:
 
     def _units_at(self, mask: np.ndarray) -> dict[int, list[str]]:
         """Per query, the unit IDs of the flat positions where ``mask`` holds, in rank order."""
-        r = self.ranking
         at = np.flatnonzero(mask)
-        if at.size == 0:
-            return {}
-        query = r.query[at]
-        starts = np.flatnonzero(np.concatenate(([True], query[1:] != query[:-1])))
-        edges = np.append(starts, at.size).tolist()
+        counts = np.bincount(self.ranking.query[at], minlength=len(self.batch))
+        return _by_query(self._names_at(at), counts, np.cumsum(counts) - counts)
+
+    def _names_at(self, at: np.ndarray) -> list[str]:
+        """The unit IDs at the flat positions ``at`` (ascending)."""
         units = self.batch.top_units
-        names_at = getattr(units, "names_at", None)  # units read by flat position, in bulk
-        if names_at is not None:
-            names = names_at(at)
-            return {
-                q: names[lo:hi]
-                for q, lo, hi in zip(query[starts].tolist(), edges[:-1], edges[1:], strict=True)
-            }
-        local = (r.rank[at] - 1).tolist()
-        out: dict[int, list[str]] = {}
-        for q, lo, hi in zip(query[starts].tolist(), edges[:-1], edges[1:], strict=True):
-            top = units[q]
-            out[q] = [top[j] for j in local[lo:hi]]
-        return out
+        if not at.size:
+            return []
+        if hasattr(units, "names_at"):  # units read by flat position, in bulk
+            return units.names_at(at)
+        r = self.ranking
+        tops: dict[int, Sequence[str]] = {}  # (a query's units made once)
+        return [
+            (tops[q] if q in tops else tops.setdefault(q, units[q]))[j]
+            for q, j in zip(r.query[at].tolist(), (r.rank[at] - 1).tolist(), strict=True)
+        ]
 
     def _conflict_ids(self, m: MeasureArrays) -> dict[int, list[str]]:
         """Per query, the units in conflict that block ``m``: those in 1..k before its
@@ -347,6 +366,12 @@ class BatchResult:
             aggregates=self.aggregates(),
             diagnostics=diag,
         )
+
+
+def _by_query(names: list[str], counts: np.ndarray, starts: np.ndarray) -> dict[int, list[str]]:
+    """Per query with any, its ``counts[q]`` names from ``names[starts[q]]`` on."""
+    listed = zip(starts.tolist(), counts.tolist(), strict=True)
+    return {q: names[a : a + c] for q, (a, c) in enumerate(listed) if c}
 
 
 _AVAILABLE = {

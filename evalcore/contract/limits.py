@@ -1,4 +1,5 @@
-"""Input limits: the longest id, name, note and document accepted, and the bounds on unpacking.
+"""Input limits: the longest id, name, note and document accepted, the deepest cutoff, and the
+bounds on unpacking.
 
 The one place these numbers are written; readers, the store and the command line read them
 from here, and ``docs/input-limits.md`` lists them. Each limit is far above what a genuine
@@ -30,6 +31,8 @@ MAX_NOTE_CHARS = 2_000
 MAX_NEED_CHARS = 20_000
 #: Characters of a person's input quoted in an error message.
 MAX_QUOTED_CHARS = 200
+#: The deepest cutoff ``k``: an SQLite INTEGER (2^63 - 1); larger values are refused as input.
+MAX_K: int = 2**63 - 1
 
 #: Default bound on one document (record, line), in bytes.
 MAX_DOCUMENT_BYTES = 10 * MiB

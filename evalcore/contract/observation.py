@@ -25,8 +25,8 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails
 
-from evalcore.contract.cutoffs import MAX_K
 from evalcore.contract.gains import MAX_GAIN
+from evalcore.contract.limits import MAX_K
 
 #: A graded relevance label: 0 = explicitly non-relevant, 1..MAX_GAIN = graded relevance.
 Gain = Annotated[StrictInt, Field(ge=0, le=MAX_GAIN)]

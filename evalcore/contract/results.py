@@ -44,8 +44,7 @@ class MetricValue(FrozenModel):
 
     @model_serializer(mode="plain")
     def _contract_shape(self) -> dict[str, Any]:
-        return metric_shape(self.status, self.value, self.reasons, self.blocking_ids,
-                            self.conflict_ids, self.lower, self.upper, self.residual)
+        return metric_shape(**self.__dict__)
 
 
 class ReturnedDuplicate(FrozenModel):

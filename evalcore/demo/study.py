@@ -51,7 +51,6 @@ from evalcore.store.transaction import write_transaction
 DEMO_STUDY_ID = "demo"
 DEMO_CORPUS_ID = "northwind-kb"
 DEMO_STUDY_NAME = "Demo: Northwind Cloud knowledge base"
-ANNOTATORS = ("alice", "bob")
 DEMO_SOURCE = "demo"
 
 #: Queries whose relevant set alice judges exhaustively (pool + corpus) and marks complete.
@@ -209,9 +208,8 @@ def _runs(db: sqlite_utils.Database, actor: str) -> int:
         # A ValueError with the step done anyway means another session did it just now.
         if not pin_exists(study, name):
             try:
-                pin_protocol(db, study_id=DEMO_STUDY_ID, name=name,
-                             protocol=parse_protocol(protocol, source=f"demo protocol {name}"),
-                             actor=actor)
+                parsed = parse_protocol(protocol, source=f"demo protocol {name}")
+                pin_protocol(db, study_id=DEMO_STUDY_ID, name=name, protocol=parsed, actor=actor)
             except ValueError:
                 if not pin_exists(study, name):
                     raise
@@ -232,8 +230,8 @@ def _labels_and_completeness(db: sqlite_utils.Database, docs: dict[str, Document
             return 0
         labels = _labels(db, docs)
         for query_id in COMPLETE_QUERIES:
-            mark_complete(db, study_id=DEMO_STUDY_ID, query_id=query_id, actor="alice",
-                          reason="every pooled item and every on-topic document judged")
+            reason = "every pooled item and every on-topic document judged"
+            mark_complete(db, study_id=DEMO_STUDY_ID, query_id=query_id, actor="alice", reason=reason)
     return labels
 
 

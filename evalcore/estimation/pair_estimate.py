@@ -19,10 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from evalcore.analysis.bottom_line import Estimate
-from evalcore.analysis.decision import (
-    REFERENCE_FAMILIES,
-    PairEvaluation,
-)
+from evalcore.analysis.decision import REFERENCE_FAMILIES, PairEvaluation
 from evalcore.analysis.decision_queue import gain_distribution, smoothed_gain_counts
 from evalcore.analysis.pair_bounds import (
     cut_and_cutoffs,
@@ -411,12 +408,8 @@ def estimate_pair(
             continue
         arrays = query_arrays(pair, name, answer_rows, answer_gains, auto_rows, auto_gains)
         if arrays is None:
-            out.append(
-                NotEstimable(
-                    measure=name,
-                    reason=("undecidable: some query has the measure unavailable without bounds"),
-                )
-            )
+            why = "undecidable: some query has the measure unavailable without bounds"
+            out.append(NotEstimable(measure=name, reason=why))
             continue
         interval = stratified_difference(stratified_input(design, draws, arrays, index), level)
         method = f"{METHOD}, {ESTIMATOR}"

@@ -282,7 +282,9 @@ def estimate_stored(
     query_ids: Sequence[str] | None = None,
     automatic: str | None = None,
 ) -> StoredEstimates:
-    """:func:`estimate_stored` for a caller that authorised the read already."""
+    """``candidate`` - ``baseline`` estimated from sample ``name`` on its measures (or
+    ``measures``), never evidence (contract section 13); ``automatic``: a source used as
+    predictor."""
     if not 0 < level < 1:
         raise ValueError(f"--level {level}: give a confidence level between 0 and 1, e.g. 0.95")
     sample = get_sample(study, name)

@@ -7,17 +7,14 @@
   one judgment per line, tab-separated; ``score`` is an integer, in 0..4
   after the optional gain map.
 
-Every file is read fully and every error is collected with file, line and
-field before anything is returned. ``corpus.jsonl`` is streamed a line at a time
-into a :class:`DocumentSink` (by default a dict in memory; the store's importer
-passes one backed by a scratch file, so a corpus of any size is read in bounded
-memory; a line longer than ``ReadLimits.max_document_bytes`` is an error). Every
-file may be gzip, bzip2 or xz compressed (:mod:`evalcore.io.decompress`). A
-repeated ``_id`` is an error naming both lines; a score written as an exact
-decimal (``1.0``) is its integer, with a note; a repeated judgment with the same score is a warning, with a different
-score an error. A judgment naming a query or document that is in neither the
-folder nor the store is checked by the importer (:mod:`evalcore.store.imports`).
-Encoding: see :mod:`evalcore.io.text_lines` (BOM, CRLF, invalid UTF-8).
+Every error of every file is collected (file, line, field) before anything is returned.
+``corpus.jsonl`` is streamed a line at a time into a :class:`DocumentSink` (by default a
+dict in memory; the store's importer passes one backed by a scratch file, so a corpus of
+any size is read in bounded memory). A repeated ``_id`` is an error naming both lines; a
+score written as an exact decimal (``1.0``) is its integer, with a note; a repeated
+judgment with the same score is a warning, with a different score an error. Judgments
+naming unknown queries or documents are checked by the importer
+(:mod:`evalcore.store.imports`).
 """
 
 from __future__ import annotations
@@ -105,17 +102,21 @@ def read_beir_folder(
     qrels: dict[str, list[BeirJudgment]] = {}
     files: dict[str, str] = {}
 
-    def collect(fn: Callable[..., Any], *args: Any) -> Any:
+    def collect(read: Callable[[], Any]) -> Any:
         try:
-            return fn(*args)
+            return read()
         except InputErrors as exc:  # a file cut short (ReadingStopped) keeps its notice
             failures.append(exc)
             return None
 
+    def queries_file() -> dict[str, dict[str, str]]:
+        source = read_source(root / "queries.jsonl", limits=limits)
+        notes.extend(source.notes())
+        return parse_objects(source, ("_id", "text"), ("_id", "text"))
+
     notes: list[str] = []
-    document_count = collect(stream_corpus, root / "corpus.jsonl", sink, limits) or 0
-    got = collect(_read_objects, root / "queries.jsonl", ("_id", "text"), ("_id", "text"),
-                  limits, notes)
+    document_count = collect(lambda: stream_corpus(root / "corpus.jsonl", sink, limits)) or 0
+    got = collect(queries_file)
     queries = {k: v["text"] for k, v in (got or {}).items()}
     qrels_dir = root / "qrels"
     tsv_files = sorted(qrels_dir.glob("*.tsv")) if qrels_dir.is_dir() else []
@@ -123,15 +124,16 @@ def read_beir_folder(
         known = {p.stem for p in tsv_files}
         for name in splits:
             if name not in known:
-                failures.append(InputErrors.one(
-                    str(qrels_dir / f"{name}.tsv"), "no such qrels split",
-                    "splits in this folder: " + (", ".join(sorted(known)) or "none")))
+                hint = "splits in this folder: " + (", ".join(sorted(known)) or "none")
+                split = str(qrels_dir / f"{name}.tsv")
+                failures.append(InputErrors.one(split, "no such qrels split", hint))
         tsv_files = [p for p in tsv_files if p.stem in splits]
     if not tsv_files and splits is None:
-        failures.append(InputErrors.one(str(qrels_dir), "no qrels/*.tsv file",
-                                        "a BEIR folder has qrels/test.tsv (and/or train, dev)"))
+        hint = "a BEIR folder has qrels/test.tsv (and/or train, dev)"
+        failures.append(InputErrors.one(str(qrels_dir), "no qrels/*.tsv file", hint))
     for path in tsv_files:
-        got = collect(_read_qrels_tsv, path, gain_map, warnings, limits, notes)
+        got = collect(lambda p=path: parse_qrels_tsv(read_source(p, limits=limits), gain_map,
+                                                     warnings, notes))
         if got is not None:
             qrels[path.stem] = got
             files[path.stem] = str(path)
@@ -150,27 +152,15 @@ def stream_corpus(path: Path, sink: DocumentSink, limits: ReadLimits = DEFAULT_L
         lambda number, key, fields: sink.add(number, key, fields.get("title", ""),
                                              fields.get("text", "")),
     )
-    if not kept and not log:
-        log.add(None, None, "empty file: no object", "one JSON object per line")
-    log.raise_if_any()
+    log.finish(kept, "empty file: no object", "one JSON object per line")
     return kept
-
-
-def _read_objects(
-    path: Path, string_fields: tuple[str, ...], required: tuple[str, ...],
-    limits: ReadLimits, notes: list[str],
-) -> dict[str, dict[str, str]]:
-    source = read_source(path, limits=limits)
-    notes.extend(source.notes())
-    return parse_objects(source, string_fields, required)
 
 
 def parse_objects(
     source: SourceText, string_fields: tuple[str, ...], required: tuple[str, ...]
 ) -> dict[str, dict[str, str]]:
     """``_id`` -> the object's string fields, for a BEIR corpus or queries JSONL file."""
-    log = ErrorLog(source.name)
-    log.extend(source.errors)
+    log = ErrorLog.of(source)
     out: dict[str, dict[str, str]] = {}
     first_line: dict[str, int] = {}
 
@@ -181,9 +171,7 @@ def parse_objects(
         return first
 
     _checked_objects(json_objects(source, log), log, string_fields, required, keep)
-    if not out and not log:
-        log.add(None, None, "empty file: no object", "one JSON object per line")
-    log.raise_if_any()
+    log.finish(out, "empty file: no object", "one JSON object per line")
     return out
 
 
@@ -230,13 +218,6 @@ def _checked_objects(
     return kept
 
 
-def _read_qrels_tsv(
-    path: Path, gain_map: Mapping[float, int] | None, warnings: list[str], limits: ReadLimits,
-    notes: list[str],
-) -> list[BeirJudgment]:
-    return parse_qrels_tsv(read_source(path, limits=limits), gain_map, warnings, notes)
-
-
 def parse_qrels_tsv(
     source: SourceText, gain_map: Mapping[float, int] | None, warnings: list[str],
     notes: list[str] | None = None,
@@ -244,8 +225,7 @@ def parse_qrels_tsv(
     """The judgments of a BEIR qrels TSV (header required), deduplicated; how the file was
     read (decompressed, decimal scores) is added to ``notes``."""
     gains = GainNotes(source.name)
-    log = ErrorLog(source.name)
-    log.extend(source.errors)
+    log = ErrorLog.of(source)
     lines = numbered_lines(source.text, comments=False)
     header = next(lines, None)
     if header is None:
@@ -300,9 +280,7 @@ def parse_qrels_tsv(
                 f"{earlier.line} (score {earlier.gain})",
                 "keep one of the two lines",
             )
-    if not judgments and not log:
-        log.add(None, None, "no judgments: the file holds only its header")
-    log.raise_if_any()
+    log.finish(judgments, "no judgments: the file holds only its header")
     if notes is not None:
         notes.extend([*source.notes(), *gains.lines()])
     return judgments

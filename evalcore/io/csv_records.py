@@ -91,14 +91,16 @@ def csv_records(text: str, log: ErrorLog) -> Iterator[tuple[int, list[str]]]:
             continue
         except _Malformed as bad:
             pending = []
-            log.add(start, None, f"not valid CSV: {bad.message} (column {_column(record, bad)})",
-                    'quote the whole cell and write a quote inside it twice: "say ""hi"" now"')
+            hint = 'quote the whole cell and write a quote inside it twice: "say ""hi"" now"'
+            problem = f"not valid CSV: {bad.message} (column {_column(record, bad)})"
+            log.add(start, None, problem, hint)
             continue
         pending = []
         yield start, cells
     if pending:
-        log.add(start, None, "not valid CSV: a quoted cell starting on this line is never closed",
-                "close the quote (a quote inside a quoted cell is written twice)")
+        hint = "close the quote (a quote inside a quoted cell is written twice)"
+        problem = "not valid CSV: a quoted cell starting on this line is never closed"
+        log.add(start, None, problem, hint)
 
 
 def _column(record: str, bad: _Malformed) -> str:

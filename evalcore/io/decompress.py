@@ -169,8 +169,8 @@ class _Unpacking(io.RawIOBase):
             message = f"the {self._kind} data ends early: the file is truncated"
         else:
             message = f"not readable {self._kind} data ({str(exc)[:200]})"
-        return input_errors(self._budget.name, message,
-                            f"check the file (e.g. `{self._kind} -t`), or give it decompressed")
+        hint = f"check the file (e.g. `{self._kind} -t`), or give it decompressed"
+        return input_errors(self._budget.name, message, hint)
 
     def close(self) -> None:
         try:
@@ -242,8 +242,8 @@ def _open_file(path: str | PathLike[str], label: str) -> tuple[BinaryIO, int | N
     try:
         mode = os.stat(path).st_mode
         if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-            raise input_errors(label, "is a device, not a file (it may never end)",
-                               "give the path of a file")
+            problem = "is a device, not a file (it may never end)"
+            raise input_errors(label, problem, "give the path of a file")
         if stat.S_ISDIR(mode):
             raise input_errors(label, "is a directory, expected a file")
         handle = open(path, "rb")  # noqa: SIM115 - closed by open_input

@@ -7,15 +7,12 @@
   ``collection.tsv``): see :class:`~evalcore.io.records.Layout`.
 * TREC: :mod:`evalcore.io.trec_docs` (one file or a folder).
 
-Any of them may be gzip, bzip2 or xz compressed (told by the content;
-:mod:`evalcore.io.decompress`). ``fmt="auto"`` picks the format from the name,
-a compression suffix dropped: a folder, ``.trec``, ``.sgml``, ``.xml``,
-``.txt`` or a bare ``.gz`` is TREC; ``.jsonl``, ``.tsv`` and ``.csv`` are
-themselves. A document larger than ``ReadLimits.max_document_bytes`` and a
-repeated id (naming both lines) are errors. Every error of a file is reported
-in one pass (file, line, field); nothing is returned unless the whole input is
-valid. How a file was read (without a header, decompressed) is in
-``DocumentSet.notes``.
+Any of them may be compressed (:mod:`evalcore.io.decompress`). ``fmt="auto"`` picks the
+format from the name, a compression suffix dropped: a folder, ``.trec``, ``.sgml``,
+``.xml``, ``.txt`` or a bare ``.gz`` is TREC; ``.jsonl``, ``.tsv`` and ``.csv`` are
+themselves. A document larger than ``ReadLimits.max_document_bytes`` and a repeated id
+(naming both lines) are errors; nothing is returned unless the whole input is valid. How a
+file was read (without a header, decompressed) is in ``DocumentSet.notes``.
 """
 
 from __future__ import annotations
@@ -29,7 +26,7 @@ from evalcore.contract.limits import DEFAULT_LIMITS, DOCUMENT_OPTION, ReadLimits
 from evalcore.io.decompress import SUFFIXES, open_input, without_compression_suffix
 from evalcore.io.errors import ErrorLog, InputErrors, show_value
 from evalcore.io.records import AUTO, Layout, TableFormat, records, text_field
-from evalcore.io.text_lines import SourceText, read_source, source_from_bytes
+from evalcore.io.text_lines import SourceText, read_source
 from evalcore.io.trec_docs import (
     DocumentSet,
     parse_trec_documents,
@@ -70,9 +67,8 @@ def resolve_format(fmt: str, name: str, *, folder: bool = False) -> str:
         return fmt
     found = detect_format(name, folder=folder)
     if not found:
-        raise InputErrors.one(
-            name, "cannot tell the format from the file name",
-            "choose it with --format (jsonl, tsv, csv or trec)")
+        hint = "choose it with --format (jsonl, tsv, csv or trec)"
+        raise InputErrors.one(name, "cannot tell the format from the file name", hint)
     return found
 
 
@@ -102,7 +98,7 @@ def documents_from_bytes(
     """Documents from uploaded bytes named ``name`` (compression told by content; TREC
     files streamed a document at a time); raise InputErrors on any error."""
     if fmt != "trec":
-        return parse_documents(source_from_bytes(data, name, limits=limits), fmt, fields,
+        return parse_documents(read_source(data, name, limits=limits), fmt, fields,
                                layout=layout, limits=limits)
     out = DocumentSet(name)
     with open_input(data, name, limits=limits) as opened:
@@ -120,14 +116,15 @@ def parse_documents(
     if fmt == "trec":
         return parse_trec_documents(source, limits=limits)
     names = fields or DocumentFields()
-    log = ErrorLog(source.name)
+    log = ErrorLog.of(source)
     out = DocumentSet(source.name, notes=source.notes())
     first: dict[str, int] = {}
     table: TableFormat = fmt  # type: ignore[assignment]
     limit = limits.max_document_bytes
-    for number, record in records(source, table, log, needed=(names.id,),
-                                  headerless=(names.id, names.text), layout=layout,
-                                  notes=out.notes):
+    headerless = (names.id, names.text)
+    rows = records(source, table, log, needed=(names.id,), headerless=headerless, layout=layout,
+                   notes=out.notes)
+    for number, record in rows:
         doc_id = text_field(record, names.id, number, log, required=True, identifier=True)
         text = text_field(record, names.text, number, log, required=False)
         title = text_field(record, names.title, number, log, required=False)
@@ -135,16 +132,14 @@ def parse_documents(
             continue
         size = len(text) + len(title)
         if size > limit // 4 and len(text.encode()) + len(title.encode()) > limit:
-            log.add(number, names.text, f"a document larger than {size_text(limit)}",
-                    f"raise the bound with {DOCUMENT_OPTION} if it is genuine")
+            hint = f"raise the bound with {DOCUMENT_OPTION} if it is genuine"
+            log.add(number, names.text, f"a document larger than {size_text(limit)}", hint)
             continue
         line = first.setdefault(doc_id, number)
         if line != number:
-            log.add(number, names.id, f"document id {show_value(doc_id)} repeats line {line}",
-                    "each document id appears once")
+            problem = f"document id {show_value(doc_id)} repeats line {line}"
+            log.add(number, names.id, problem, "each document id appears once")
             continue
         out.documents[doc_id] = (title, text)
-    if not out.documents and not log:
-        log.add(None, None, "no document in the file")
-    log.raise_if_any()
+    log.finish(out.documents, "no document in the file")
     return out

@@ -21,12 +21,15 @@ import json
 import types
 import typing
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ValidationError
 
 from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.limits import clipped
+
+if TYPE_CHECKING:
+    from evalcore.io.text_lines import SourceText
 
 #: At most this many errors are kept and printed; all of them are counted.
 MAX_REPORTED = 200
@@ -130,6 +133,13 @@ class ErrorLog:
         self.errors: list[InputError] = []
         self.total = 0
 
+    @classmethod
+    def of(cls, source: SourceText) -> ErrorLog:
+        """The log of a decoded input, holding its decoding errors."""
+        log = cls(source.name)
+        log.extend(source.errors)
+        return log
+
     def __bool__(self) -> bool:
         return self.total > 0
 
@@ -175,6 +185,13 @@ class ErrorLog:
         """Raise :class:`InputErrors` (sorted by line) when anything was logged."""
         if self.total:
             raise InputErrors(self._ordered(), self.total)
+
+    def finish(self, found: object, message: str, hint: str | None = None) -> None:
+        """Log ``message`` for the whole input when nothing was ``found`` and nothing logged
+        (an input without a record is an error), then raise every error."""
+        if not found and not self.total:
+            self.add(None, None, message, hint)
+        self.raise_if_any()
 
 
 # --- pydantic ValidationError -> InputError --------------------------------------------------

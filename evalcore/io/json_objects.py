@@ -39,8 +39,8 @@ MAX_INT_DIGITS = 4300
 
 def _out_of_range(token: str, why: str) -> _Refused:
     shown = token if len(token) <= 24 else token[:20] + "..."
-    return _Refused(None, f"number out of range: {shown} is {why}",
-                    "use a finite number within range")
+    hint = "use a finite number within range"
+    return _Refused(None, f"number out of range: {shown} is {why}", hint)
 
 
 def _parse_int(token: str) -> int:
@@ -63,15 +63,15 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict[str, object]:
         seen: set[str] = set()
         for key, _ in pairs:
             if key in seen:
-                raise _Refused(key, f"field '{key}' appears twice in one object",
-                               "JSON objects keep only one value per key; remove one")
+                hint = "JSON objects keep only one value per key; remove one"
+                raise _Refused(key, f"field '{key}' appears twice in one object", hint)
             seen.add(key)
     return obj
 
 
 def _reject_constant(token: str) -> float:
-    raise _Refused(None, f"not valid JSON: {token} is not a JSON value",
-                   "use a finite number or null")
+    hint = "use a finite number or null"
+    raise _Refused(None, f"not valid JSON: {token} is not a JSON value", hint)
 
 
 #: Strict JSON: a repeated key or NaN/Infinity is an error, not silently accepted.
@@ -101,10 +101,11 @@ def not_text(value: Any, path: str = "", *, nul: bool = False) -> tuple[str, str
         try:
             value.encode("utf-8")
         except UnicodeEncodeError as exc:
-            return path, (f"holds a lone UTF-16 surrogate (\\u{ord(value[exc.start]):04x} at "
-                          f"character {exc.start + 1}), which is not text"), (
-                "write text as UTF-8 (a character beyond U+FFFF is written as itself or as a "
-                "surrogate pair)")
+            problem = (f"holds a lone UTF-16 surrogate (\\u{ord(value[exc.start]):04x} at "
+                       f"character {exc.start + 1}), which is not text")
+            hint = ("write text as UTF-8 (a character beyond U+FFFF is written as itself or as a "
+                    "surrogate pair)")
+            return path, problem, hint
         return None
     if isinstance(value, dict):
         for key, item in value.items():
@@ -167,8 +168,7 @@ def json_object_lines(
 def json_document(source: SourceText, log: ErrorLog, *, nul: bool = False
                   ) -> dict[str, Any] | None:
     """The one JSON object a whole file holds (read as strictly; ``nul``: as
-    :func:`json_objects`), or None (logged)."""
-    log.extend(source.errors)
+    :func:`json_objects`), or None (logged in ``log``, made by :meth:`ErrorLog.of`)."""
     if not source.text.strip():
         log.add(None, None, "empty file", "the file holds one JSON object")
         return None

@@ -125,16 +125,17 @@ def parse_gain(
     if raw is None:
         return None, f"must be an integer 0..4, got {show_value(value)}", "gains are integers 0..4"
     gain = (gain_map or {}).get(raw, raw)
+    map_it = f"map it with --gain-map '{raw}:N' (N in 0..4)"
     if isinstance(gain, float):
-        return None, f"gain {raw} is not an integer", f"map it with --gain-map '{raw}:N' (N in 0..4)"
+        return None, f"gain {raw} is not an integer", map_it
     if not 0 <= gain <= MAX_GAIN:
         if gain_map and raw in gain_map:
             return None, f"gain {raw} is mapped to {gain}, outside 0..4", None
         digits = str(raw)
         if len(digits.lstrip("+-")) > 18:  # no gain map can name it
-            return None, f"gain {digits[:20]}... ({len(digits)} digits) is outside 0..4", \
-                "gains are integers 0..4"
-        return None, f"gain {raw} is outside 0..4", f"map it with --gain-map '{raw}:N' (N in 0..4)"
+            problem = f"gain {digits[:20]}... ({len(digits)} digits) is outside 0..4"
+            return None, problem, "gains are integers 0..4"
+        return None, f"gain {raw} is outside 0..4", map_it
     if written and notes is not None and not isinstance(raw, float):
         notes.decimals[written] += 1
     return gain, None, None
@@ -148,8 +149,10 @@ def normalise_time(value: str) -> str | None:
         return None
 
 
-def _row(record: Mapping[str, object], line: int, log: ErrorLog, default_annotator: str,
-         gain_map: Mapping[float, int] | None, text: bool, notes: GainNotes) -> LabelRow | None:
+def _row(
+    record: Mapping[str, object], line: int, log: ErrorLog, default_annotator: str,
+    gain_map: Mapping[float, int] | None, text: bool, notes: GainNotes,
+) -> LabelRow | None:
     """Validate one record (CSV cells, ``text=True``, or a JSON object); None when it has an
     error (each logged)."""
     errors_before = log.total
@@ -185,8 +188,8 @@ def _row(record: Mapping[str, object], line: int, log: ErrorLog, default_annotat
     if raw_time not in (None, ""):
         created_at = normalise_time(raw_time) if isinstance(raw_time, str) else None
         if created_at is None:
-            log.add(line, "created_at", "must be an ISO-8601 time such as 2026-06-30T12:00:00Z, "
-                    f"got {show_value(raw_time)}")
+            example = "an ISO-8601 time such as 2026-06-30T12:00:00Z"
+            log.add(line, "created_at", f"must be {example}, got {show_value(raw_time)}")
     note = record.get("note") or ""
     source = record.get("source") or None
     for name, value in (("note", note), ("source", source)):
@@ -196,8 +199,9 @@ def _row(record: Mapping[str, object], line: int, log: ErrorLog, default_annotat
             log.add(line, name, problem)
     if log.total > errors_before:
         return None
-    return LabelRow(line, ids["query_id"], ids["unit_id"], gain, str(annotator).strip(),
-                    str(kind), created_at, str(note), source)  # type: ignore[arg-type]
+    annotator, kind, note = str(annotator).strip(), str(kind), str(note)
+    query_id, unit_id = ids["query_id"], ids["unit_id"]
+    return LabelRow(line, query_id, unit_id, gain, annotator, kind, created_at, note, source)  # type: ignore[arg-type]
 
 
 def _deduplicate(
@@ -246,8 +250,7 @@ def parse_labels(
     gain_map: Mapping[int, int] | None = None,
 ) -> LabelRows:
     """Validate a labels CSV or JSONL file; raise InputErrors listing every error."""
-    log = ErrorLog(source.name)
-    log.extend(source.errors)
+    log = ErrorLog.of(source)
     records = _csv_records(source, log) if fmt == "csv" else _jsonl_records(source, log)
     rows: list[LabelRow] = []
     is_log = False
@@ -257,13 +260,10 @@ def parse_labels(
         row = _row(record, number, log, default_annotator, gain_map, fmt == "csv", notes)
         if row is not None:
             rows.append(row)
-    if not rows and not log:
-        if fmt == "csv":
-            log.add(None, None, "no labels: the file holds only its header",
-                    "add one line per label: query_id,unit_id,gain")
-        else:
-            log.add(None, None, "no labels: the file is empty or holds only blank lines")
-    log.raise_if_any()
+    if fmt == "csv":
+        hint = "add one line per label: query_id,unit_id,gain"
+        log.finish(rows, "no labels: the file holds only its header", hint)
+    log.finish(rows, "no labels: the file is empty or holds only blank lines")
     warnings: list[str] = []
     kept = _deduplicate(rows, is_log=is_log, log=log, warnings=warnings)
     log.raise_if_any()
@@ -276,8 +276,8 @@ def _jsonl_records(source: SourceText, log: ErrorLog) -> Iterator[tuple[int, dic
         for key in obj:
             if key not in JSONL_FIELDS:
                 close = suggest(key, JSONL_FIELDS)
-                log.add(number, key,
-                        f"unknown field '{key}'" + (f"; did you mean '{close}'?" if close else ""))
+                guess = f"; did you mean '{close}'?" if close else ""
+                log.add(number, key, f"unknown field '{key}'{guess}")
         yield number, obj
 
 
@@ -287,8 +287,8 @@ def _csv_records(source: SourceText, log: ErrorLog) -> Iterator[tuple[int, dict[
     lines = csv_records(source.text, log)
     header_line = next(lines, None)
     if header_line is None:
-        log.add(None, None, "empty file: no header and no labels",
-                "the first line must be a header such as query_id,unit_id,gain,annotator")
+        hint = "the first line must be a header such as query_id,unit_id,gain,annotator"
+        log.add(None, None, "empty file: no header and no labels", hint)
         return
     columns = _header(header_line[1], header_line[0], log)
     if columns is None:
@@ -296,9 +296,8 @@ def _csv_records(source: SourceText, log: ErrorLog) -> Iterator[tuple[int, dict[
     for number, raw in lines:
         cells = [restore(cell) for cell in raw]  # our exports quote formula-like cells
         if len(cells) != len(columns):
-            log.add(number, None,
-                    f"expected {len(columns)} fields ({','.join(columns)}), got {len(cells)}",
-                    "quote fields that contain commas")
+            problem = f"expected {len(columns)} fields ({','.join(columns)}), got {len(cells)}"
+            log.add(number, None, problem, "quote fields that contain commas")
             continue
         yield number, dict(zip(columns, cells, strict=True))
 

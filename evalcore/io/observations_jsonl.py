@@ -8,21 +8,16 @@ object, a missing required field, ``k < 1``, a gain that is not an integer
 an earlier line (both line numbers are named), and a file with no observation
 at all. Blank lines are skipped; JSONL has no comment syntax, so a ``#`` line
 is an error.
-
-:func:`write_observations` writes the same format (one compact object per
-line, ``null`` fields omitted), atomically, so ``read(write(x)) == x``.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
 from os import PathLike
 
 from pydantic import ValidationError
 
 from evalcore.contract.observation import Observation
-from evalcore.io.atomic import atomic_writer
 from evalcore.io.errors import ErrorLog, validation_errors
 from evalcore.io.json_objects import json_objects
 from evalcore.io.text_lines import SourceText, read_source
@@ -35,8 +30,7 @@ def read_observations(path: str | PathLike[str]) -> list[Observation]:
 
 def parse_observations(source: SourceText) -> list[Observation]:
     """Validate decoded JSONL text (e.g. an upload); same rules as :func:`read_observations`."""
-    log = ErrorLog(source.name)
-    log.extend(source.errors)
+    log = ErrorLog.of(source)
     observations: list[Observation] = []
     first_line: dict[str, int] = {}
     for number, obj in json_objects(source, log):
@@ -48,9 +42,7 @@ def parse_observations(source: SourceText) -> list[Observation]:
             continue
         if _remember_query(obs.query_id, number, first_line, log):
             observations.append(obs)
-    if not observations and not log:
-        log.add(None, None, "no observations", "the file is empty or holds only blank lines")
-    log.raise_if_any()
+    log.finish(observations, "no observations", "the file is empty or holds only blank lines")
     return observations
 
 
@@ -71,12 +63,3 @@ def _remember_query(
     )
     return False
 
-
-def write_observations(path: str | PathLike[str], observations: Iterable[Observation]) -> int:
-    """Write observations as JSONL, atomically (all or nothing); returns how many."""
-    count = 0
-    with atomic_writer(path) as out:
-        for obs in observations:
-            out.write(obs.model_dump_json(exclude_none=True) + "\n")
-            count += 1
-    return count

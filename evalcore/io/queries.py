@@ -17,8 +17,6 @@
   both lines), a ``<top>`` without ``</top>`` and text outside any ``<top>`` are
   errors, each with file and line.
 
-Any of them may be gzip, bzip2 or xz compressed (:mod:`evalcore.io.decompress`).
-
 A **query map** (``--query-map FILE``) renames ids: a classic collection may
 number its queries 1..225 in the topics file and differently in its judgments.
 The map file has two columns per line, the id in the queries file and the id
@@ -90,10 +88,11 @@ def parse_queries(
     :func:`read_queries`)."""
     if notes is not None:
         notes.extend(source.notes())
-    log = ErrorLog(source.name)
+    log = ErrorLog.of(source)
     if fmt == "trec":
         topics = _trec_topics(source, log)
-        log.raise_if_any()
+        hint = "TREC topics look like <top> <num> Number: 301 <title> ... </top>"
+        log.finish(topics, "no <top> found", hint)
         return topics
     names = fields or QueryFields()
     out: list[QueryRecord] = []
@@ -109,13 +108,11 @@ def parse_queries(
             continue
         line = first.setdefault(qid, number)
         if line != number:
-            log.add(number, names.id, f"query id {show_value(qid)} repeats line {line}",
-                    "each query id appears once")
+            problem = f"query id {show_value(qid)} repeats line {line}"
+            log.add(number, names.id, problem, "each query id appears once")
             continue
         out.append(QueryRecord(number, qid, text, desc, narr))
-    if not out and not log:
-        log.add(None, None, "no query in the file")
-    log.raise_if_any()
+    log.finish(out, "no query in the file")
     return out
 
 
@@ -125,30 +122,27 @@ def read_query_map(path: str | PathLike[str]) -> dict[str, str]:
 
 
 def parse_query_map(source: SourceText) -> dict[str, str]:
-    log = ErrorLog(source.name)
-    log.extend(source.errors)
+    log = ErrorLog.of(source)
     mapping: dict[str, str] = {}
     line_of: dict[str, int] = {}
     target_line: dict[str, int] = {}
     for number, text in numbered_lines(source.text, comments=True):
         cells = [c for c in text.replace(",", " ").split() if c]
         if len(cells) != 2:
-            log.add(number, None, f"expected 2 columns (id in the queries file, id in the "
-                    f"judgments), got {len(cells)}")
+            columns = "id in the queries file, id in the judgments"
+            log.add(number, None, f"expected 2 columns ({columns}), got {len(cells)}")
             continue
         old, new = cells
         if old in line_of:
             log.add(number, None, f"{old} is mapped again (first on line {line_of[old]})")
             continue
         if new in target_line:
-            log.add(number, None, f"{new} is the target of line {target_line[new]} too",
-                    "two queries cannot share one id")
+            problem = f"{new} is the target of line {target_line[new]} too"
+            log.add(number, None, problem, "two queries cannot share one id")
             continue
         line_of[old], target_line[new] = number, number
         mapping[old] = new
-    if not mapping and not log:
-        log.add(None, None, "empty query map", "one line per query: <id in file> <id used>")
-    log.raise_if_any()
+    log.finish(mapping, "empty query map", "one line per query: <id in file> <id used>")
     return mapping
 
 
@@ -184,7 +178,6 @@ _LABELS = {
 
 def _trec_topics(source: SourceText, log: ErrorLog) -> list[QueryRecord]:
     """The topics of one decoded file; every problem is logged (file, line, field)."""
-    log.extend(source.errors)
     text = source.text
     topics: list[QueryRecord] = []
     first_line: dict[str, int] = {}
@@ -195,8 +188,8 @@ def _trec_topics(source: SourceText, log: ErrorLog) -> list[QueryRecord]:
         line = _line(text, match.start())
         fields = _fields(match.group(1))
         if _TOP_OPEN.search(match.group(1)):
-            log.add(line, "top", "a <top> inside this <top>",
-                    "the topic before it lacks its </top>")
+            hint = "the topic before it lacks its </top>"
+            log.add(line, "top", "a <top> inside this <top>", hint)
             continue
         qid = fields.get("num", "").split()
         title = fields.get("title", "")
@@ -207,19 +200,16 @@ def _trec_topics(source: SourceText, log: ErrorLog) -> list[QueryRecord]:
             log.add(line, "num", f"the topic id must be one word, got {show_value(' '.join(qid))}")
             continue
         if not title:
-            log.add(line, "title", f"topic {qid[0]} has no <title> text",
-                    "the title is the query text")
+            problem = f"topic {qid[0]} has no <title> text"
+            log.add(line, "title", problem, "the title is the query text")
             continue
         first = first_line.setdefault(qid[0], line)
         if first != line:
-            log.add(line, "num", f"topic {qid[0]} repeats line {first}",
-                    "each topic appears once")
+            log.add(line, "num", f"topic {qid[0]} repeats line {first}", "each topic appears once")
             continue
-        topics.append(QueryRecord(line, qid[0], title, fields.get("desc", ""), fields.get("narr", "")))
+        desc, narr = fields.get("desc", ""), fields.get("narr", "")
+        topics.append(QueryRecord(line, qid[0], title, desc, narr))
     _outside(text, end, len(text), log)
-    if not topics and not log:
-        log.add(None, None, "no <top> found",
-                "TREC topics look like <top> <num> Number: 301 <title> ... </top>")
     return topics
 
 
@@ -249,12 +239,12 @@ def _outside(text: str, start: int, end: int, log: ErrorLog) -> None:
     opened = _TOP_OPEN.search(gap)
     before = gap[: opened.start()] if opened else gap
     if before.strip():
-        log.add(_line(text, start + len(before) - len(before.lstrip())), None,
-                f"text outside any <top>: {show_value(before.strip()[:40])}",
-                "the file holds only <top>...</top> elements")
+        line = _line(text, start + len(before) - len(before.lstrip()))
+        problem = f"text outside any <top>: {show_value(before.strip()[:40])}"
+        log.add(line, None, problem, "the file holds only <top>...</top> elements")
     if opened:
-        log.add(_line(text, start + opened.start()), "top", "a <top> without its </top>",
-                "close every <top> with </top>")
+        line = _line(text, start + opened.start())
+        log.add(line, "top", "a <top> without its </top>", "close every <top> with </top>")
 
 
 def _line(text: str, offset: int) -> int:

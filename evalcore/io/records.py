@@ -4,13 +4,10 @@ Shared by the document and query readers (:mod:`evalcore.io.documents`,
 :mod:`evalcore.io.queries`), whose field names are configurable
 (``--id-field``, ``--text-field``, ...):
 
-* **JSONL**: one object per line, read strictly (:mod:`evalcore.io.json_objects`:
-  repeated keys, NaN, huge numbers and lone surrogates are errors; a NUL
-  character in a field is an error too);
+* **JSONL**: one object per line, read strictly (:mod:`evalcore.io.json_objects`);
 * **TSV**: one record per line, cells separated by tabs (no quoting: a tab or
   a line break cannot be in a cell; quotes are text);
-* **CSV**: RFC 4180 (:mod:`evalcore.io.csv_records`): a quoted cell may hold
-  commas, quotes and line breaks; a record's line is the line it starts on.
+* **CSV**: RFC 4180 (:mod:`evalcore.io.csv_records`).
 
 **Header or not** (:class:`Layout`). By default the first row is a header
 naming the columns. Collections often ship without one (MS MARCO, ColBERT and
@@ -90,24 +87,23 @@ def records(
 ) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line, record)`` for every well-formed record; log the rest.
 
-    ``needed`` are the field names a table's header must hold (JSONL objects
+    ``log`` holds the source's decoding errors (:meth:`ErrorLog.of`). ``needed`` are the field names a table's header must hold (JSONL objects
     are checked field by field by the caller); ``headerless`` the columns of a
     file without a header (default ``needed``). How a table was read is added
     to ``notes`` when it had no header.
     """
-    log.extend(source.errors)
     if fmt == "jsonl":
         yield from json_objects(source, log)
         return
     rows = _rows(source.text, fmt, log)
     first = next(rows, None)
     if first is None:
-        log.add(None, None, "empty file: no header and no records",
-                f"the first line names the columns, e.g. {_join(fmt, needed)}")
+        hint = f"the first line names the columns, e.g. {_join(fmt, needed)}"
+        log.add(None, None, "empty file: no header and no records", hint)
         return
     number, cells = first
     default = headerless or needed
-    chosen = _columns(cells, number, fmt, log, needed, default, layout, source.name, notes)
+    chosen = _columns(cells, number, fmt, log, needed, default, layout, notes)
     if chosen is None:
         return
     header, first_is_data = chosen
@@ -118,46 +114,45 @@ def records(
         if len(cells) != len(header):
             log.add(number, None, f"expected {len(header)} cells, got {len(cells)}", hint)
             continue
-        yield number, {name: cell for name, cell in zip(header, cells, strict=True)
-                       if name != SKIP}
+        yield number, {name: cell for name, cell in zip(header, cells, strict=True) if name != SKIP}
 
 
-def _columns(cells: list[str], number: int, fmt: TableFormat, log: ErrorLog,
-             needed: tuple[str, ...], default: tuple[str, ...], layout: Layout, name: str,
-             notes: list[str] | None) -> tuple[tuple[str, ...], bool] | None:
+def _columns(
+    cells: list[str], number: int, fmt: TableFormat, log: ErrorLog, needed: tuple[str, ...],
+    default: tuple[str, ...], layout: Layout, notes: list[str] | None,
+) -> tuple[tuple[str, ...], bool] | None:
     """(the column names, whether the first row ``cells`` is data rather than the header,
     checked), or None (logged)."""
     if layout.header is False:
         columns = layout.columns or default
         missing = [n for n in needed if n not in columns]
         if missing:
-            log.add(None, "columns", f"--columns names no column '{missing[0]}' "
-                    f"(given: {', '.join(columns)})", f"name the columns, e.g. {', '.join(needed)}")
+            problem = f"--columns names no column '{missing[0]}' (given: {', '.join(columns)})"
+            log.add(None, "columns", problem, f"name the columns, e.g. {', '.join(needed)}")
             return None
-        _note(notes, name, fmt, columns, "as asked")
+        _note(notes, log.file, _join(fmt, columns), "as asked")
         return columns, True
     header = tuple(c.strip() for c in cells)
-    named = [n for n in needed if n in header]
-    if layout.header is None and not named and len(cells) == len(default) \
-            and not any(c.lower() in HEADER_WORDS for c in header):
-        _note(notes, name, fmt, default, f"its first line names no column '{needed[0]}'")
+    names = any(n in header for n in needed) or HEADER_WORDS.intersection(map(str.lower, header))
+    if layout.header is None and not names and len(cells) == len(default):
+        why = f"its first line names no column '{needed[0]}'"
+        _note(notes, log.file, _join(fmt, default), why)
         return default, True
     missing = [n for n in needed if n not in header]
+    hint = (f"the first line names the columns, e.g. {_join(fmt, needed)}; choose the column "
+            "with --id-field / --text-field, or read a file without a header with "
+            "--no-header or --columns")
     for field in missing:
-        log.add(number, "header", f"no column named '{field}' (columns: {show_value(header)})",
-                f"the first line names the columns, e.g. {_join(fmt, needed)}; choose the column "
-                "with --id-field / --text-field, or read a file without a header with "
-                "--no-header or --columns")
+        log.add(number, "header", f"no column named '{field}' (columns: {show_value(header)})", hint)
     repeated = sorted({c for c in header if header.count(c) > 1})
     for field in repeated:
         log.add(number, "header", f"column '{field}' appears twice")
     return None if missing or repeated else (header, False)
 
 
-def _note(notes: list[str] | None, name: str, fmt: TableFormat, columns: tuple[str, ...],
-          why: str) -> None:
+def _note(notes: list[str] | None, name: str, columns: str, why: str) -> None:
     if notes is not None:
-        notes.append(f"{name}: read as {_join(fmt, columns)} without a header ({why}; give "
+        notes.append(f"{name}: read as {columns} without a header ({why}; give "
                      "--columns, or add a header line, to read it otherwise)")
 
 
@@ -177,26 +172,23 @@ def text_field(
 ) -> str | None:
     """The string field ``name`` ('' when optional and absent); None (logged) when invalid."""
     value = record.get(name)
-    if value is None:
-        if required:
-            log.add(number, name, f"missing required field '{name}'",
-                    f"fields present: {', '.join(record) or 'none'}")
-            return None
+    hint = None
+    if value is None and not required:
         return ""
-    if not isinstance(value, str):
-        log.add(number, name, f"must be a string, got {show_value(value)}",
-                "write ids and text as JSON strings")
-        return None
-    if "\x00" in value:
-        log.add(number, name, "holds a NUL character (\\u0000)", "remove it: no text holds one")
-        return None
-    if identifier:
+    if value is None:
+        problem = f"missing required field '{name}'"
+        hint = f"fields present: {', '.join(record) or 'none'}"
+    elif not isinstance(value, str):
+        problem = f"must be a string, got {show_value(value)}"
+        hint = "write ids and text as JSON strings"
+    elif "\x00" in value:
+        problem, hint = "holds a NUL character (\\u0000)", "remove it: no text holds one"
+    elif identifier:
         value = value.strip()
-        if not value:
-            log.add(number, name, "must not be empty")
-            return None
-        problem = too_long(value, MAX_ID_CHARS, "an id")
-        if problem:
-            log.add(number, name, problem)
-            return None
-    return value
+        problem = too_long(value, MAX_ID_CHARS, "an id") if value else "must not be empty"
+    else:
+        problem = None
+    if problem is None:
+        return value
+    log.add(number, name, problem, hint)
+    return None

@@ -26,8 +26,7 @@ import re
 from collections.abc import Iterable
 from typing import Any, TextIO
 
-#: Characters that make a spreadsheet evaluate a cell.
-FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+#: A cell a spreadsheet would evaluate: it starts with = + - @ tab or CR (after any ').
 _NEEDS_QUOTE = re.compile(r"'*[=+\-@\t\r]")
 _QUOTED = re.compile(r"''*[=+\-@\t\r]")
 _NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")

@@ -348,6 +348,7 @@ def _fail(name: str, message: str, hint: str | None = None, member: str | None =
     return InputErrors.one(where, message, hint, line=line)
 
 
+_NOT_AN_ARCHIVE = "give a file written by `evalcore export study`"
 _REEXPORT = "export the study again with `evalcore export study` and import that archive"
 
 
@@ -361,16 +362,16 @@ def open_archive(path: Path, workdir: Path, *, known_schema: int,
     at most one document: :func:`max_row_bytes`).
     """
     name = path.name
-    extract_zip(path, name, workdir, max_unzipped=limits.max_unpacked_bytes,
-                hint="give a study archive written by `evalcore export study`")
+    hint = "give a study archive written by `evalcore export study`"
+    extract_zip(path, name, workdir, max_unzipped=limits.max_unpacked_bytes, hint=hint)
     manifest_path = workdir / MANIFEST
     if not manifest_path.is_file():
-        raise _fail(name, f"no {MANIFEST} in the archive: not a study archive",
-                    "give a file written by `evalcore export study`")
+        raise _fail(name, f"no {MANIFEST} in the archive: not a study archive", _NOT_AN_ARCHIVE)
     manifest = _manifest(name, manifest_path, known_schema)
-    origin = _origin(name, manifest_path.read_bytes(), workdir / SIGNATURE, signing_key,
-                     accept_unsigned)
-    expected = set(members_of(manifest.format_version))
+    signed = manifest_path.read_bytes(), workdir / SIGNATURE
+    origin = _origin(name, *signed, signing_key, accept_unsigned)
+    version = manifest.format_version
+    expected = set(members_of(version))
     listed = set(manifest.members)
     present = {p.relative_to(workdir).as_posix() for p in workdir.rglob("*") if p.is_file()}
     present.discard(MANIFEST)
@@ -379,15 +380,13 @@ def open_archive(path: Path, workdir: Path, *, known_schema: int,
     problems = [f"member {m!r} is missing from the manifest" for m in sorted(expected - listed)]
     problems += [f"member {m!r} is listed in the manifest but not in the zip"
                  for m in sorted(listed - present)]
-    problems += [f"unexpected member {m!r} (not part of format version "
-                 f"{manifest.format_version})"
+    problems += [f"unexpected member {m!r} (not part of format version {version})"
                  for m in sorted((present | listed) - expected)]
     if problems:
         raise InputErrors([InputError(file=name, message=p, hint=_REEXPORT) for p in problems])
     reporter().stage(f"checking {name}", sum(e.rows for e in manifest.members.values()), "rows")
-    for member in members_of(manifest.format_version):
-        _check_member(name, workdir / member, member, manifest.members[member],
-                       member_columns(member, manifest.format_version), max_row_bytes(limits))
+    for member in members_of(version):
+        _check_member(name, workdir, member, manifest, limits)
     return OpenedArchive(name, workdir, manifest, origin)
 
 
@@ -408,34 +407,34 @@ def _origin(name: str, manifest: bytes, signature_path: Path, key: bytes | None,
             raise _fail(name, f"{SIGNATURE} names algorithm {signature.algorithm[:80]!r}; this "
                               "evalcore verifies HMAC-SHA256 only", _REEXPORT)
     if key is None:
-        signed = f"signed with key {signature.key_id}, but " if signature else "not signed, and "
-        return ArchiveOrigin(
-            verified=False, signed=signature is not None,
-            key_id=signature.key_id if signature else None,
-            note=f"the archive is {signed}no signing key is configured to verify it: "
-                 f"{_UNVERIFIED}; set the organisation's key (--signing-key FILE or "
-                 "RELEVANCE_LEDGER_ARCHIVE_KEY_FILE) to verify archives")
-    mine = key_id(key)
-    if signature is None:
-        if accept_unsigned:
-            return ArchiveOrigin(verified=False, signed=False, note=(
-                f"the archive is not signed (accepted unsigned, as asked): {_UNVERIFIED}"))
-        raise _fail(name, f"the archive is not signed, and a signing key (id {mine}) is "
-                          f"configured: {_UNVERIFIED}; nothing was written",
-                    "ask its exporter for an archive signed with your organisation's key, or "
-                    "import it with --accept-unsigned to take it as unverified (recorded in "
-                    "the audit log)")
-    if signature.key_id != mine:
-        raise _fail(name, f"the archive is signed with key {signature.key_id[:16]}, not with "
-                          f"the configured key {mine}: it cannot be verified; nothing was "
-                          "written", "give the key it was signed with (--signing-key FILE)")
-    expected = hmac.new(key, manifest, hashlib.sha256).hexdigest()
-    if not hmac.compare_digest(expected, signature.manifest_hmac):
-        raise _fail(name, "the archive's signature does not match its manifest: it was altered "
-                          "after it was signed; nothing was written",
-                    "import the archive its exporter signed, or ask them to export it again")
-    return ArchiveOrigin(verified=True, signed=True, key_id=mine,
-                         note=f"the archive's origin is verified: signed with key {mine}")
+        state = f"signed with key {signature.key_id}, but " if signature else "not signed, and "
+        note = (f"the archive is {state}no signing key is configured to verify it: "
+                f"{_UNVERIFIED}; set the organisation's key (--signing-key FILE or "
+                "RELEVANCE_LEDGER_ARCHIVE_KEY_FILE) to verify archives")
+    elif signature is None:
+        if not accept_unsigned:
+            raise _fail(name, f"the archive is not signed, and a signing key (id {key_id(key)}) "
+                              f"is configured: {_UNVERIFIED}; nothing was written",
+                        "ask its exporter for an archive signed with your organisation's key, "
+                        "or import it with --accept-unsigned to take it as unverified (recorded "
+                        "in the audit log)")
+        note = f"the archive is not signed (accepted unsigned, as asked): {_UNVERIFIED}"
+    else:
+        mine = key_id(key)
+        if signature.key_id != mine:
+            raise _fail(name, f"the archive is signed with key {signature.key_id[:16]}, not with "
+                              f"the configured key {mine}: it cannot be verified; nothing was "
+                              "written", "give the key it was signed with (--signing-key FILE)")
+        expected = hmac.new(key, manifest, hashlib.sha256).hexdigest()
+        if not hmac.compare_digest(expected, signature.manifest_hmac):
+            raise _fail(name, "the archive's signature does not match its manifest: it was "
+                              "altered after it was signed; nothing was written",
+                        "import the archive its exporter signed, or ask them to export it again")
+        note = f"the archive's origin is verified: signed with key {mine}"
+    signed = signature is not None
+    signer = None if signature is None else signature.key_id
+    verified = signed and key is not None
+    return ArchiveOrigin(verified=verified, signed=signed, key_id=signer, note=note)
 
 
 def max_row_bytes(limits: ReadLimits) -> int:
@@ -450,8 +449,8 @@ def _manifest(name: str, path: Path, known_schema: int) -> Manifest:
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise _fail(name, f"{MANIFEST} is not valid JSON: {exc}", _REEXPORT) from None
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
-        raise _fail(name, f"{MANIFEST} does not name the format {FORMAT!r}: not a study archive",
-                    "give a file written by `evalcore export study`")
+        message = f"{MANIFEST} does not name the format {FORMAT!r}: not a study archive"
+        raise _fail(name, message, _NOT_AN_ARCHIVE)
     version = raw.get("format_version")
     if version not in READABLE_VERSIONS or isinstance(version, bool):
         raise _fail(name, f"archive format version {version!r}"[:120] + " is not one this "
@@ -470,8 +469,11 @@ def _manifest(name: str, path: Path, known_schema: int) -> Manifest:
     return manifest
 
 
-def _check_member(name: str, path: Path, member: str, entry: MemberEntry,
-                  columns: tuple[Column, ...], max_row: int) -> None:
+def _check_member(name: str, folder: Path, member: str, manifest: Manifest,
+                  limits: ReadLimits) -> None:
+    """``member`` against its manifest entry (hash, size, rows) and its columns, row by row."""
+    path, max_row, where = folder / member, max_row_bytes(limits), f"{name}:{member}"
+    entry, columns = manifest.members[member], member_columns(member, manifest.format_version)
     digest = hashlib.sha256()
     size = 0
     with path.open("rb") as stream:
@@ -482,7 +484,7 @@ def _check_member(name: str, path: Path, member: str, entry: MemberEntry,
         raise _fail(name, f"sha256 {digest.hexdigest()[:16]}... ({size:,} bytes) does not match "
                           f"the manifest's {entry.sha256[:16]}... ({entry.bytes:,} bytes): the "
                           "member was altered or damaged after export", _REEXPORT, member=member)
-    log = ErrorLog(f"{name}:{member}")
+    log = ErrorLog(where)
     progress = reporter()
     rows = 0
     with path.open("rb") as stream:
@@ -500,16 +502,16 @@ def _check_member(name: str, path: Path, member: str, entry: MemberEntry,
             try:
                 line = raw.decode("utf-8")
             except UnicodeDecodeError as exc:
-                log.append(InputError(file=f"{name}:{member}", line=number,
-                                      message=f"not UTF-8: {str(exc)[:200]}"))
+                message = f"not UTF-8: {str(exc)[:200]}"
+                log.append(InputError(file=where, line=number, message=message))
                 continue
-            _check_row(log, f"{name}:{member}", number, line, columns)
+            _check_row(log, where, number, line, columns)
     progress.advance(rows % 10_000)
     if rows != entry.rows:
-        log.append(InputError(file=f"{name}:{member}", message=(
-            f"{rows:,} row(s), the manifest says {entry.rows:,}"), hint=_REEXPORT))
+        message = f"{rows:,} row(s), the manifest says {entry.rows:,}"
+        log.append(InputError(file=where, message=message, hint=_REEXPORT))
     if member == "study.jsonl" and rows != 1:
-        log.append(InputError(file=f"{name}:{member}", message="must hold exactly one row"))
+        log.append(InputError(file=where, message="must hold exactly one row"))
     log.raise_if_any()
 
 

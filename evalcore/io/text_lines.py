@@ -20,9 +20,9 @@ Rules, the same for every format:
   (e.g. an MS MARCO v2.1 segment ID ``msmarco_v2.1_doc_00_880019750#4_1633802806``)
   is data.
 
-Use :func:`read_source` for a path or :func:`source_from_bytes` for bytes already in
-memory (an upload; :func:`decode_source` when they are known to be plain text), then :func:`numbered_lines` to iterate; :func:`stream_lines`
-reads a file of any size a line at a time.
+Use :func:`read_source` for a path or uploaded bytes (:func:`decode_source` for bytes known
+to be plain text), then :func:`numbered_lines` to iterate; :func:`stream_lines` reads a file
+of any size a line at a time.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from dataclasses import dataclass, field, replace
 from os import PathLike
 
 from evalcore.contract.limits import DEFAULT_LIMITS, DOCUMENT_OPTION, ReadLimits, size_text
-from evalcore.io.decompress import BLOCK, Opened, compression_of, open_input
+from evalcore.io.decompress import BLOCK, Opened, open_input
 from evalcore.io.errors import STOP_AFTER, ErrorLog, InputError, InputErrors
 
 
@@ -57,35 +57,20 @@ class SourceText:
 
 
 def read_source(
-    path: str | PathLike[str], *, limits: ReadLimits = DEFAULT_LIMITS, stage: bool = True,
-    fields: Sequence[str] = (),
+    source: str | PathLike[str] | bytes, name: str | None = None, *,
+    limits: ReadLimits = DEFAULT_LIMITS, stage: bool = True, fields: Sequence[str] = (),
 ) -> SourceText:
-    """Read and decode a file (see the module rules); gzip, bzip2 and xz are read by content.
+    """Read and decode a file, or uploaded bytes named ``name`` (see the module rules).
 
-    Raises :class:`InputErrors` when the file cannot be read at all (missing,
-    a directory, no permission, damaged compressed data), when it unpacks past
-    ``limits`` (:mod:`evalcore.io.decompress`), or at its first line longer
-    than ``limits.max_document_bytes`` (reading stops there: memory stays
-    bounded). Decoding errors do not raise: they are in ``SourceText.errors``
-    for the reader to report with its own errors. ``fields``: the names of the fields of a
-    line of a format whose fields are separated by blanks (TREC): a bad byte's error names
-    the field holding it.
+    Raises :class:`InputErrors` when the input cannot be read at all, unpacks past ``limits``
+    or has a line longer than ``limits.max_document_bytes`` (reading stops there: memory
+    stays bounded); decoding errors are in ``SourceText.errors``, for the reader to report
+    with its own. ``fields``: the names of the blank-separated fields of a line (TREC), so a
+    bad byte's error names its field.
     """
-    with open_input(path, limits=limits, stage=stage) as opened:
+    with open_input(source, name, limits=limits, stage=stage) as opened:
         data = read_bounded(opened, limits.max_document_bytes)
     return replace(decode_source(data, opened.name, fields), compression=opened.compression)
-
-
-def source_from_bytes(
-    data: bytes, name: str, *, limits: ReadLimits = DEFAULT_LIMITS
-) -> SourceText:
-    """:func:`read_source` for bytes already in memory (an upload named ``name``)."""
-    if compression_of(data[:8]) is None:
-        _check_lines(data, name, limits.max_document_bytes)
-        return decode_source(data, name)
-    with open_input(data, name, limits=limits) as opened:
-        text = read_bounded(opened, limits.max_document_bytes)
-    return replace(decode_source(text, name), compression=opened.compression)
 
 
 def is_device(path: str | PathLike[str]) -> bool:
@@ -110,29 +95,15 @@ def read_bounded(opened: Opened, max_line_bytes: int) -> bytes:
             since += first
         if since > max_line_bytes:
             line = sum(c.count(b"\n") for c in chunks) + chunk.count(b"\n", 0, max(first, 0)) + 1
-            raise _line_too_long(opened.name, line, max_line_bytes)
+            raise InputErrors.one(
+                opened.name,
+                f"a line longer than {size_text(max_line_bytes)}: one record (one "
+                "document) may not be larger; reading stopped here",
+                f"is this the right file? raise the bound with {DOCUMENT_OPTION} if it is",
+                line=line,
+            )
         chunks.append(chunk)
     return chunks[0] if len(chunks) == 1 else b"".join(chunks)
-
-
-def _check_lines(data: bytes, name: str, max_line_bytes: int) -> None:
-    """:class:`InputErrors` at the first line of ``data`` longer than ``max_line_bytes``."""
-    start = 0
-    while len(data) - start > max_line_bytes:
-        end = data.rfind(b"\n", start, start + max_line_bytes + 1)
-        if end < 0:
-            raise _line_too_long(name, data.count(b"\n", 0, start) + 1, max_line_bytes)
-        start = end + 1
-
-
-def _line_too_long(name: str, line: int, limit: int) -> InputErrors:
-    return InputErrors.one(
-        name,
-        f"a line longer than {size_text(limit)}: one record (one "
-        "document) may not be larger; reading stopped here",
-        f"is this the right file? raise the bound with {DOCUMENT_OPTION} if it is",
-        line=line,
-    )
 
 
 def decode_source(data: bytes, name: str, fields: Sequence[str] = ()) -> SourceText:
@@ -211,51 +182,37 @@ def stream_lines(
 ) -> Iterator[tuple[int, str]]:
     """``read_source`` then ``numbered_lines(comments=False)``, a line at a time from the file.
 
-    The same rules and line numbers (BOM, LF/CRLF/CR, blank lines skipped,
-    compression by content), but the file is never held in memory: decoding
-    errors go to ``log`` as they are met, and a line longer than
-    ``max_line_bytes`` is an error, skipped without being read into memory.
-    Raises :class:`InputErrors` like :func:`read_source` when the file cannot be
-    read at all.
+    The same rules and line numbers, but the file is never held in memory: decoding errors
+    go to ``log`` as they are met, and a line longer than ``max_line_bytes`` is an error,
+    skipped without being read into memory.
     """
     with open_input(path, limits=limits) as opened:
-        yield from _lines_of(opened, log, max_line_bytes)
-
-
-def _lines_of(opened: Opened, log: ErrorLog, max_line_bytes: int) -> Iterator[tuple[int, str]]:
-    file, name = opened.stream, opened.name
-    number = 0
-    first = True
-    while raw := file.readline(max_line_bytes + 1):
-        if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
-            number += 1
-            log.add(number, None, f"line longer than {max_line_bytes:,} bytes",
-                    f"one line holds one record; is this the right file? ({DOCUMENT_OPTION} "
-                    "raises the bound)")
-            while raw and not raw.endswith(b"\n"):  # skip the rest of that line
-                raw = file.readline(max_line_bytes + 1)
-            continue
-        if first and raw.startswith(codecs.BOM_UTF8):
-            raw = raw[len(codecs.BOM_UTF8) :]
-        first = False
-        raw = raw[:-1] if raw.endswith(b"\n") else raw
-        raw = raw[:-1] if raw.endswith(b"\r") else raw  # CRLF
-        for chunk in raw.split(b"\r"):  # a lone CR ends a line too
-            number += 1
-            text, error = decode_line(chunk, number, name)
-            if error is not None:
-                log.append(error)
-            elif text.strip():
-                yield number, text
+        number = 0
+        while raw := opened.stream.readline(max_line_bytes + 1):
+            if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
+                number += 1
+                hint = (f"one line holds one record; is this the right file? ({DOCUMENT_OPTION} "
+                        "raises the bound)")
+                log.add(number, None, f"line longer than {max_line_bytes:,} bytes", hint)
+                while raw and not raw.endswith(b"\n"):  # skip the rest of that line
+                    raw = opened.stream.readline(max_line_bytes + 1)
+                continue
+            if number == 0 and raw.startswith(codecs.BOM_UTF8):
+                raw = raw[len(codecs.BOM_UTF8) :]
+            raw = raw[:-1] if raw.endswith(b"\n") else raw
+            raw = raw[:-1] if raw.endswith(b"\r") else raw  # CRLF
+            for chunk in raw.split(b"\r"):  # a lone CR ends a line too
+                number += 1
+                text, error = decode_line(chunk, number, opened.name)
+                if error is not None:
+                    log.append(error)
+                elif text.strip():
+                    yield number, text
 
 
 def numbered_lines(text: str, *, comments: bool, first_line: int = 1) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, line)`` (1-based) for every line that holds data.
-
-    Blank lines are skipped; with ``comments=True`` so are ``#`` comment lines.
-    The yielded line has no line end but is otherwise untouched. ``first_line``
-    is the number of the text's first line (for a chunk of a larger text).
-    """
+    """Yield ``(line_number, line)`` for every line that holds data (no line end, otherwise
+    untouched): blank lines are skipped, and with ``comments=True`` ``#`` comment lines."""
     return data_lines(text.split("\n"), comments=comments, first_line=first_line)
 
 

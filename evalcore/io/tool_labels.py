@@ -74,7 +74,7 @@ def parse_tool_labels(
     source: SourceText, fmt: ToolFormat, gain_map: Mapping[int, int] | None = None
 ) -> ToolRatings:
     """Validate a judgments file of another tool; raise InputErrors listing every error."""
-    reader = _Reader(source.name, fmt, gain_map)
+    reader = _Reader(source, fmt, gain_map)
     log, out = reader.log, reader.out
     if fmt == "quepid":
         reader.quepid(source)
@@ -82,9 +82,7 @@ def parse_tool_labels(
         doc = json_document(source, log, nul=True)
         if doc is not None:
             (reader.rre if fmt == "rre" else reader.rank_eval)(doc)
-    if not out.ratings and not log:
-        log.add(None, None, "no rating in the file")
-    log.raise_if_any()
+    log.finish(out.ratings, "no rating in the file")
     kept: list[ToolRating] = []
     first: dict[tuple[str, str], ToolRating] = {}
     for r in out.ratings:
@@ -92,12 +90,13 @@ def parse_tool_labels(
         if earlier is r:
             kept.append(r)
         elif earlier.gain == r.gain:
-            out.warnings.append(f"{_at(source.name, r)}: query {r.query} doc {r.doc_id} repeats "
-                                f"{_at(source.name, earlier)}; recorded once")
+            where, first = _at(source.name, r), _at(source.name, earlier)
+            out.warnings.append(f"{where}: query {r.query} doc {r.doc_id} repeats {first}; "
+                                "recorded once")
         else:
-            log.add(r.line, r.where, f"query {r.query} doc {r.doc_id}: rating {r.gain} "
-                    f"contradicts {_at(source.name, earlier)} (rating {earlier.gain})",
-                    "keep one of the two")
+            problem = (f"query {r.query} doc {r.doc_id}: rating {r.gain} contradicts "
+                       f"{_at(source.name, earlier)} (rating {earlier.gain})")
+            log.add(r.line, r.where, problem, "keep one of the two")
     log.raise_if_any()
     out.ratings = kept
     out.notes = [*source.notes(), *reader.gains.lines()]
@@ -111,11 +110,12 @@ def _at(name: str, r: ToolRating) -> str:
 class _Reader:
     """Reads one judgments file into ``out``, every error logged with where it is."""
 
-    def __init__(self, name: str, fmt: ToolFormat, gain_map: Mapping[float, int] | None) -> None:
-        self.log = ErrorLog(name)
-        self.out = ToolRatings(name, fmt, [])
+    def __init__(self, source: SourceText, fmt: ToolFormat,
+                 gain_map: Mapping[float, int] | None) -> None:
+        self.log = ErrorLog.of(source)
+        self.out = ToolRatings(source.name, fmt, [])
         self.gain_map = gain_map
-        self.gains = GainNotes(name)
+        self.gains = GainNotes(source.name)
 
     def quepid(self, source: SourceText) -> None:
         log = self.log
@@ -140,8 +140,8 @@ class _Reader:
             for name, value in (("query", query), ("docid", doc)):
                 if not value:
                     log.add(number, name, "must not be empty")
-            gain, problem, hint = parse_gain(record[chosen["rating"]], self.gain_map,
-                                             notes=self.gains)
+            rating = record[chosen["rating"]]
+            gain, problem, hint = parse_gain(rating, self.gain_map, notes=self.gains)
             if problem is not None:
                 log.add(number, "rating", problem, hint)
             if query and doc and gain is not None:
@@ -160,8 +160,8 @@ class _Reader:
         groups += [(f"query_groups[{g}]", group) for g, group in
                    enumerate(self._list(doc.get("query_groups"), "query_groups"))]
         if not groups and "topics" not in doc and "query_groups" not in doc:
-            self.log.add(None, None, "no 'topics' or 'query_groups'",
-                         "RRE ratings hold topics[].query_groups[] with relevant_documents")
+            hint = "RRE ratings hold topics[].query_groups[] with relevant_documents"
+            self.log.add(None, None, "no 'topics' or 'query_groups'", hint)
             return
         for where, group in groups:
             group = self._object(group, where)
@@ -184,8 +184,8 @@ class _Reader:
                 for i, item in enumerate(value):
                     doc_id = self._string(item, f"{at}[{i}]")
                     if gain is not None and doc_id is not None:
-                        self.out.ratings.append(ToolRating(f"{at}[{i}]", None, qid, doc_id, gain,
-                                                           text or ""))
+                        rating = ToolRating(f"{at}[{i}]", None, qid, doc_id, gain, text or "")
+                        self.out.ratings.append(rating)
                 continue
             rating = self._object(value, at)
             if rating is None:
@@ -209,14 +209,14 @@ class _Reader:
                     if isinstance(value, str) and value.strip():
                         return value.strip()
             elif not isinstance(query, dict):
-                self.log.add(None, f"{where}.queries[{q}]",
-                             f"must be an object, got {json_kind(query)}")
+                problem = f"must be an object, got {json_kind(query)}"
+                self.log.add(None, f"{where}.queries[{q}]", problem)
         return None
 
     def rank_eval(self, doc: dict[str, Any]) -> None:
         if "requests" not in doc:
-            self.log.add(None, "requests", "missing",
-                         "a _rank_eval body holds requests[] with ratings")
+            hint = "a _rank_eval body holds requests[] with ratings"
+            self.log.add(None, "requests", "missing", hint)
             return
         indices: set[str] = set()
         for r, request in enumerate(self._list(doc.get("requests"), "requests")):
@@ -243,16 +243,16 @@ class _Reader:
         if len(indices) == 1:
             self.out.index = indices.pop()
         elif len(indices) > 1:
-            self.out.warnings.append(f"{self.out.name}: ratings name {len(indices)} indices "
-                                     f"({', '.join(sorted(indices))}); documents are "
+            named = f"{len(indices)} indices ({', '.join(sorted(indices))})"
+            self.out.warnings.append(f"{self.out.name}: ratings name {named}; documents are "
                                      "identified by _id")
 
     def _string(self, value: Any, where: str, *, required: bool = True) -> str | None:
         if isinstance(value, str) and value.strip():
             return value.strip()
         if value is not None or required:
-            self.log.add(None, where, "missing" if value is None else
-                         f"must be a non-empty string, got {show_value(value)}")
+            problem = f"must be a non-empty string, got {show_value(value)}"
+            self.log.add(None, where, "missing" if value is None else problem)
         return None
 
     def _list(self, value: Any, where: str) -> list[Any]:

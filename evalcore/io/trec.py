@@ -61,7 +61,7 @@ from bisect import bisect_right
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from itertools import accumulate
+from itertools import accumulate, repeat
 from os import PathLike
 from typing import TYPE_CHECKING, Any, NamedTuple, TypeVar
 
@@ -1096,7 +1096,7 @@ def assemble(
     n = len(query_ids)
 
     # Packed positions, per output query.
-    run_out = np.fromiter((index.get(r, -1) for r in run_ids), dtype=np.int64, count=len(run_ids))
+    run_out = np.fromiter(map(index.get, run_ids, repeat(-1)), dtype=np.int64, count=len(run_ids))
     where = run_out[window_query]
     n_pos = np.zeros(n, dtype=np.int64)
     kept = where >= 0
@@ -1114,7 +1114,7 @@ def assemble(
     pos_unit = None if window_unit is None else window_unit[flat]
 
     # Reference labels, per output query, in file order.
-    qrels_out = np.fromiter((index.get(j, -1) for j in judged), dtype=np.int32, count=len(judged))
+    qrels_out = np.fromiter(map(index.get, judged, repeat(-1)), dtype=np.int32, count=len(judged))
     row_out = qrels_out[labels.query]
     label_gain = labels.gains
     if repeated is not None:  # one label per distinct (query, doc)
@@ -1134,11 +1134,8 @@ def assemble(
         duplicate_reference = np.zeros(n, dtype=bool)
         flagged = qrels_out[repeated.queries]
         duplicate_reference[flagged[flagged >= 0]] = True
-    population = np.fromiter(
-        ((complete or protocol.trec_eval) and qid in judged_set for qid in query_ids),
-        dtype=bool,
-        count=n,
-    )
+    population = np.fromiter(map(judged_set.__contains__, query_ids), dtype=bool, count=n)
+    population &= complete or protocol.trec_eval
 
     batch = ObservationBatch.from_codes(
         query_ids,

@@ -210,10 +210,15 @@ def _mix(x: np.ndarray) -> None:
 
 def as_strings(words: np.ndarray) -> list[str]:
     """Word rows back to their text (UTF-8, validated before; a field holds no NUL, so the
-    rows are decoded as one text joined and split at NULs, not row by row)."""
+    rows are decoded in bulk, not row by row: ASCII as UCS-4 rows, else as one text joined
+    and split at NULs)."""
     if not len(words):
         return []
-    raw = np.ascontiguousarray(words).view(f"S{8 * words.shape[1]}").ravel().tolist()
+    data = np.ascontiguousarray(words)
+    width = 8 * words.shape[1]
+    if data.view(np.uint8).max() < 0x80:  # ASCII: a byte is a code point (UCS-4 rows)
+        return data.view(np.uint8).astype(np.uint32).view(f"U{width}").ravel().tolist()
+    raw = data.view(f"S{width}").ravel().tolist()
     return b"\0".join(raw).decode("utf-8").split("\0")
 
 

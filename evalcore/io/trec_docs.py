@@ -157,8 +157,7 @@ def parse_trec_documents(source: SourceText, *, limits: ReadLimits = DEFAULT_LIM
                          ) -> DocumentSet:
     """The documents of one decoded text; raise InputErrors with every error."""
     out = DocumentSet(source.name, notes=source.notes())
-    log = ErrorLog(source.name)
-    log.extend(source.errors)
+    log = ErrorLog.of(source)
     scanner = _Scanner(source.name, out, log, limits.max_document_bytes, in_folder=False)
     scanner.feed(source.text, final=True)
     scanner.finish()
@@ -222,8 +221,8 @@ class _Scanner:
 
     def finish(self) -> int:
         if self.in_doc:
-            self.log.add(self.doc_line, "DOC", "a <DOC> without its </DOC>",
-                         "close every <DOC> with </DOC>")
+            hint = "close every <DOC> with </DOC>"
+            self.log.add(self.doc_line, "DOC", "a <DOC> without its </DOC>", hint)
         if not self.found and not self.log:
             if self.in_folder:
                 self.out.warnings.append(f"{self.name}: skipped, it holds no <DOC>")
@@ -275,18 +274,17 @@ class _Scanner:
         log, out = self.log, self.out
         nested = _DOC_OPEN.search(body)
         if nested:
-            log.add(counter.line(start + nested.start()), "DOC",
-                    f"a <DOC> inside the <DOC> of line {line}",
-                    "the document before it lacks its </DOC>")
+            problem = f"a <DOC> inside the <DOC> of line {line}"
+            hint = "the document before it lacks its </DOC>"
+            log.add(counter.line(start + nested.start()), "DOC", problem, hint)
             return
         if len(body) > self.limit // 4 and len(body.encode("utf-8")) > self.limit:
-            log.add(line, "DOC", f"a <DOC> larger than {size_text(self.limit)}",
-                    f"raise the bound with {DOCUMENT_OPTION} if it is genuine")
+            hint = f"raise the bound with {DOCUMENT_OPTION} if it is genuine"
+            log.add(line, "DOC", f"a <DOC> larger than {size_text(self.limit)}", hint)
             return
         numbers = list(_DOCNO.finditer(body))
         if len(numbers) != 1:
-            message = "no <DOCNO>...</DOCNO>" if not numbers else (
-                f"{len(numbers)} <DOCNO> elements")
+            message = f"{len(numbers)} <DOCNO> elements" if numbers else "no <DOCNO>...</DOCNO>"
             log.add(line, "DOCNO", f"the document has {message}", "each <DOC> has one <DOCNO>")
             return
         doc_id = plain_text(numbers[0].group(1)).strip()
@@ -294,14 +292,14 @@ class _Scanner:
             log.add(line, "DOCNO", "empty document id")
             return
         if len(doc_id) > MAX_ID_CHARS:
-            log.add(line, "DOCNO", f"an id of {len(doc_id):,} characters (at most "
-                    f"{MAX_ID_CHARS:,})")
+            problem = f"an id of {len(doc_id):,} characters (at most {MAX_ID_CHARS:,})"
+            log.add(line, "DOCNO", problem)
             return
         here = f"{self.name}:{line}"
         first = out.where.setdefault(doc_id, here)
         if first != here:
-            log.add(line, "DOCNO", f"document id {show_value(doc_id)} repeats {first}",
-                    "each document id appears once in a collection")
+            problem = f"document id {show_value(doc_id)} repeats {first}"
+            log.add(line, "DOCNO", problem, "each document id appears once in a collection")
             return
         rest = body[: numbers[0].start()] + " " + body[numbers[0].end():]
         out.documents[doc_id] = ("", plain_text(rest))

@@ -18,10 +18,6 @@ the query, which is what is done here.)
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from evalcore.io.trec import Qrels, TrecRun
 
 #: Query IDs named per note before "...".
 _SHOWN = 5
@@ -35,13 +31,9 @@ class TrecEvalScope:
     notes: list[str] = field(default_factory=list)
 
 
-def trec_eval_scope(qrels: Qrels, run: TrecRun, *, all_queries: bool) -> TrecEvalScope:
-    """The queries trec_eval evaluates for ``qrels`` and ``run`` (see the module docstring)."""
-    return scope_of_ids(set(qrels.doc_ids), set(run.doc_ids), all_queries=all_queries)
-
-
 def scope_of_ids(judged: set[str], ranked: set[str], *, all_queries: bool) -> TrecEvalScope:
-    """:func:`trec_eval_scope` from the query IDs of the qrels (``judged``) and of the run."""
+    """The queries trec_eval evaluates, from the query IDs of the qrels (``judged``) and of the
+    run (``ranked``); see the module docstring."""
     keep = judged if all_queries else judged & ranked
     notes = []
     unjudged = sorted(ranked - judged)

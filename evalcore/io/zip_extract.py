@@ -40,6 +40,8 @@ MAX_ZIP_MEMBERS = 10_000
 
 _SUPPORTED = {zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA}
 _ENCRYPTED_FLAG = 0x1
+_NO_PASSWORD = "zip the dataset again without a password"
+_DEFLATE = "zip the dataset again with ordinary (deflate) compression"
 #: What a damaged entry raises while it is read.
 _CORRUPT = (zipfile.BadZipFile, zlib.error, EOFError, lzma.LZMAError, OSError, ValueError)
 
@@ -53,18 +55,17 @@ class _Extraction:
         self.name = name
         self.max_unzipped = max_unzipped
         self.progress = reporter()
-        self.budget = UnpackBudget(name, ReadLimits(max_unpacked_bytes=max_unzipped),
-                                   bomb="a zip bomb",
-                                   advice="if it is genuine, unzip it and import the folder "
-                                          "from the command line")
+        advice = "if it is genuine, unzip it and import the folder from the command line"
+        limits = ReadLimits(max_unpacked_bytes=max_unzipped)
+        self.budget = UnpackBudget(name, limits, bomb="a zip bomb", advice=advice)
 
     def fail(self, message: str, hint: str | None = None) -> InputErrors:
         return InputErrors.one(self.name, message, hint)
 
     def check_declared(self, members: list[zipfile.ZipInfo]) -> None:
         if len(members) > MAX_ZIP_MEMBERS:
-            raise self.fail(f"the zip holds {len(members):,} entries; at most "
-                            f"{MAX_ZIP_MEMBERS:,} are accepted")
+            count = f"{len(members):,} entries"
+            raise self.fail(f"the zip holds {count}; at most {MAX_ZIP_MEMBERS:,} are accepted")
         declared = sum(m.file_size for m in members)
         if declared > self.max_unzipped:
             raise self.fail(f"the zip unpacks to {declared:,} bytes; at most "
@@ -74,17 +75,17 @@ class _Extraction:
         for member in members:
             entry = _entry_name(member)
             if member.flag_bits & _ENCRYPTED_FLAG:
-                raise self.fail(f"zip entry {entry!r} is encrypted",
-                                "zip the dataset again without a password")
+                raise self.fail(f"zip entry {entry!r} is encrypted", _NO_PASSWORD)
             if member.compress_type not in _SUPPORTED:
-                raise self.fail(f"zip entry {entry!r} uses compression method "
-                                f"{member.compress_type}, which cannot be read",
-                                "zip the dataset again with ordinary (deflate) compression")
-            self.budget.check_ratio(member.file_size, member.compress_size,
-                                    what=f"zip entry {entry!r}")
+                method = f"compression method {member.compress_type}"
+                raise self.fail(f"zip entry {entry!r} uses {method}, which cannot be read",
+                                _DEFLATE)
+            what = f"zip entry {entry!r}"
+            self.budget.check_ratio(member.file_size, member.compress_size, what=what)
 
     def copy(self, archive: zipfile.ZipFile, member: zipfile.ZipInfo, target: Path) -> None:
         entry = _entry_name(member)
+        what = f"zip entry {entry!r}"
         written = 0
         try:
             with archive.open(member) as src, target.open("wb") as dst:
@@ -94,23 +95,21 @@ class _Extraction:
                         raise self.fail(f"zip entry {entry!r} unpacks to more than the "
                                         f"{member.file_size:,} bytes it declares")
                     self.budget.add(len(chunk), what="the zip")
-                    self.budget.check_ratio(written, member.compress_size,
-                                            what=f"zip entry {entry!r}")
+                    self.budget.check_ratio(written, member.compress_size, what=what)
                     dst.write(chunk)
                     self.progress.advance(len(chunk))
         except InputErrors:
             raise
         except NotImplementedError:
-            raise self.fail(f"zip entry {entry!r} uses a compression method that cannot be read",
-                            "zip the dataset again with ordinary (deflate) compression") from None
+            problem = f"zip entry {entry!r} uses a compression method that cannot be read"
+            raise self.fail(problem, _DEFLATE) from None
         except RuntimeError:  # zipfile: "File ... is encrypted, password required"
-            raise self.fail(f"zip entry {entry!r} is encrypted",
-                            "zip the dataset again without a password") from None
+            raise self.fail(f"zip entry {entry!r} is encrypted", _NO_PASSWORD) from None
         except _CORRUPT as exc:
             if isinstance(exc, OSError) and exc.errno is not None:
                 raise  # the disk, not the zip (e.g. no space left): the environment's failure
-            raise self.fail(f"zip entry {entry!r} is damaged: {exc}",
-                            "download or zip the dataset again") from None
+            hint = "download or zip the dataset again"
+            raise self.fail(f"zip entry {entry!r} is damaged: {exc}", hint) from None
 
 
 def extract_zip(data: bytes | Path, name: str, workdir: Path, *,

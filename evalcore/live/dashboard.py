@@ -49,7 +49,7 @@ from evalcore.contract.results import (
     MetricValue,
     QueryResult,
 )
-from evalcore.store.marks import StoreMarks, store_marks, touched_queries
+from evalcore.store.marks import StoreMarks, current_marks, touched_queries
 from evalcore.store.observations import (
     ReferenceColumns,
     RunColumns,
@@ -347,7 +347,7 @@ class LiveDashboard:
 
     def _full(self, study: Study) -> None:
         started = time.perf_counter()
-        marks = store_marks(study)
+        marks = current_marks(study)
         self.runs = {}
         evidence = shared_evidence(study, marks=marks)
         reference = evidence.reference
@@ -469,7 +469,7 @@ class LiveDashboard:
         itself may be shared: each caller brings its own handle on the study."""
         self._same_study(study)
         started = time.perf_counter()
-        marks = store_marks(study)
+        marks = current_marks(study)
         chosen = study_measures(study)
         if chosen != self.chosen:  # a lead chose other measures: show them
             self.chosen, self.measures = chosen, shown_measures(chosen)

@@ -23,7 +23,6 @@ from evalcore.store.corpus_generations import current_generation
 from evalcore.store.lookup import not_found
 from evalcore.store.pins import (
     insert_pin,
-    pin_document_ids,
     pin_exists,
     pin_names,
     pin_owner_counts,
@@ -212,20 +211,3 @@ def list_pinned_protocols(study: Study) -> list[PinnedProtocol]:
     """Every pin of the study, oldest first."""
     return [_as_seen_by(study, pinned_protocol(study, n)) for n in pin_names(study)]
 
-
-def pinned_document_ids(study: Study, protocol_name: str) -> set[str]:
-    """The pinned (organisation-owned, before-cutoff) document ids: a run's ``permitted_ids``,
-    if the handle's actor may read every document the pin sees (PermissionDenied otherwise:
-    the ids of another organisation's documents are not theirs to list)."""
-    pinned = pinned_protocol(study, protocol_name)
-    assert pinned.protocol.corpus_id is not None
-    require_organisations(
-        study.db,
-        actor=study.actor,
-        study_id=study.study_id,
-        corpus_id=pinned.protocol.corpus_id,
-        organisations=pinned.protocol.organisations,
-        permission=Permission.READ,
-        protocol=protocol_name,
-    )
-    return pin_document_ids(study, protocol_name)

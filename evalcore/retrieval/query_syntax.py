@@ -1,20 +1,15 @@
-"""User query text -> a safe FTS5 MATCH expression.
+"""User query text -> search terms, so no text is ever parsed as query syntax.
 
-The user's text is never handed to the FTS5 query parser as syntax. It is split
-into terms here: maximal runs of letters, numbers, combining marks and
-private-use characters (Unicode categories L*, N*, M*, Co); everything else
-(spaces, punctuation, symbols, emoji, control characters including NUL) only
-separates terms. Terms are de-duplicated case-insensitively (each distinct term
-counts once), each is written as an FTS5 string (``"..."`` with any ``"``
-doubled, although a term never holds one) and the strings are joined with
-``OR``, so BM25 ranks documents by how well they match any of the terms.
-Operators such as ``AND``, ``NEAR(``, ``*``, ``^``, ``:`` or column filters in
-the text are either separators or plain words inside quotes.
-
-FTS5 tokenizes each quoted string again with the index's tokenizer
-(``porter unicode61``: case folding, diacritics removed, Porter stemming); a
-term that holds no token for it (e.g. only combining marks) matches nothing.
-A text with no term has no expression: searching it returns no result.
+A term is a maximal run of letters, numbers, combining marks and private-use
+characters (Unicode categories L*, N*, M*, Co); everything else (spaces,
+punctuation, symbols, emoji, control characters including NUL) only separates
+terms, so operators such as ``AND``, ``NEAR(``, ``*``, ``^``, ``:`` or column
+filters are separators or plain words. Terms are de-duplicated
+case-insensitively (each distinct term counts once) and a document scores by
+how well it matches any of them (BM25, as FTS5's ``"t1" OR "t2" ...``). The
+index's tokenizer (``porter unicode61``: case folding, diacritics removed,
+Porter stemming) tokenizes each term again; a term with no token for it (e.g.
+only combining marks) matches nothing. A text with no term returns no result.
 """
 
 import unicodedata
@@ -42,15 +37,3 @@ def query_terms(text: str) -> list[str]:
                 terms.append(term)
     return terms
 
-
-def quote_term(term: str) -> str:
-    """``term`` as an FTS5 string literal."""
-    return '"' + term.replace('"', '""') + '"'
-
-
-def match_expression(text: str) -> str | None:
-    """The FTS5 MATCH expression for ``text``, or None when it holds no term."""
-    terms = query_terms(text)
-    if not terms:
-        return None
-    return " OR ".join(quote_term(t) for t in terms)

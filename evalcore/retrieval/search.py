@@ -1,21 +1,17 @@
 """Interactive BM25 search over a corpus (the app's "find relevant units" box).
 
 :func:`search_corpus` ranks the corpus's documents a viewer may read for a free-text
-query with evalcore's BM25 (:class:`evalcore.retrieval.impact_index.ImpactIndex`:
-FTS5's ``bm25()`` arithmetic and ``porter unicode61`` tokens, whatever engine holds
-the store), so a search ranks the same on every engine. The text is made safe by
-:mod:`evalcore.retrieval.query_syntax`: no input raises, a text without terms
-returns ``[]``; its terms are ORed, a term of several tokens being a phrase.
+query with the :class:`~evalcore.retrieval.impact_index.ImpactIndex` (FTS5's ``bm25()``
+whatever engine holds the store, so a search ranks the same on every engine). No input
+raises (:mod:`evalcore.retrieval.query_syntax`); a text without terms returns ``[]``.
 
-The statistics are those of the searched documents: the corpus's documents in the
-search's scope (organisations, cutoff) that the viewer may read, so a score
-depends on nothing the viewer may not see. The scope's index is built on its first
-search, saved in the cache folder (:mod:`evalcore.retrieval.index_cache`) and kept in
-memory (the last :data:`KEPT_IN_MEMORY`), keyed by the store, the corpus's generation
-(any write of its documents moves it), the scope and the reader's filter.
+The statistics are those of the searched documents only (the scope that the viewer may
+read), so a score depends on nothing the viewer may not see. The scope's index is cached
+(:mod:`evalcore.retrieval.index_cache`) and the last :data:`KEPT_IN_MEMORY` stay in memory,
+keyed by the store, the corpus's generation, the scope and the reader's filter.
 
-Order: score descending (``score = -bm25``, so larger is better), equal scores by
-``doc_id`` descending (the product's one tie rule, trec_eval's).
+Order: score descending (``score = -bm25``), equal scores by ``doc_id`` descending (the
+product's one tie rule, trec_eval's).
 """
 
 import json

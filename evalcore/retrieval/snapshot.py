@@ -1,13 +1,6 @@
-"""The execution index of a pin: its documents indexed privately, searched by query text.
-
-Queries are ranked by the pin's impact index
-(:class:`evalcore.retrieval.impact_index.ImpactIndex`): FTS5's BM25 over exactly
-the pinned documents, to the last bit, computed with arrays, phrases included. The
-index is loaded from its cache file when the pin was executed before
-(:mod:`evalcore.retrieval.index_cache`), else built from the pinned texts the store
-hands out and saved. The statistics depend on nothing but the pinned content, and
-free query text becomes terms by :mod:`evalcore.retrieval.query_syntax`.
-"""
+"""The execution index of a pin: FTS5's BM25 over exactly the pinned documents
+(:class:`~evalcore.retrieval.impact_index.ImpactIndex`, cached by
+:mod:`evalcore.retrieval.index_cache`), searched by free query text."""
 
 
 from evalcore.retrieval.impact_index import ImpactIndex
@@ -30,18 +23,15 @@ class SnapshotIndex:
     def __init__(self, study: Study, pinned: PinnedProtocol) -> None:
         assert pinned.protocol.corpus_id is not None
         self.study = study
-        self.db = study.db
-        self._ties_descending = pinned.protocol.tie_rule == "doc_id_descending"
         self.pinned = pinned
         self.document_count = 0
         self.loaded_from_cache = False
-        self._weights = (float(pinned.protocol.weights.title), float(pinned.protocol.weights.text))
         self._index: ImpactIndex | None = None
 
     def __enter__(self) -> "SnapshotIndex":
         pinned = self.pinned
         self._index, self.loaded_from_cache = cached_index(
-            cache_path(self.db, pinned),
+            cache_path(self.study.db, pinned),
             lambda: pinned_document_texts(self.study, protocol_name=pinned.name,
                                           corpus_id=pinned.protocol.corpus_id or ""),
             pinned.document_count,
@@ -55,8 +45,10 @@ class SnapshotIndex:
         terms = query_terms(text)
         if not terms:
             return []
-        return self._index.rank(term_tokens(terms, TOKENIZER), self._weights, limit,
-                                ties_descending=self._ties_descending)
+        protocol = self.pinned.protocol
+        weights = (float(protocol.weights.title), float(protocol.weights.text))
+        return self._index.rank(term_tokens(terms, TOKENIZER), weights, limit,
+                                ties_descending=protocol.tie_rule == "doc_id_descending")
 
     def __exit__(self, *exc: object) -> None:
         self._index = None

@@ -28,10 +28,7 @@ by someone who reads more is never a search oracle for someone who reads less.
    ``permitted_ids``) and its results (rank, doc id, score = -bm25, larger is
    better) are written in one transaction, with an audit entry.
 
-Ties: equal scores are ordered by ``doc_id`` descending (code point order), the
-product's one tie rule: trec_eval orders a run file the same way, so a run
-exported with its original scores evaluates to the same numbers (a protocol
-pinned with ``"tie_rule": "doc_id_ascending"`` keeps that order).
+Ties follow the protocol's ``tie_rule`` (:mod:`evalcore.retrieval.lexical_protocol`).
 """
 
 import sqlite3

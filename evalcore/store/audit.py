@@ -37,20 +37,16 @@ class AuditEntry(FrozenModel):
     os_user: str = ""
 
 
-def record_audit(
-    db: sqlite_utils.Database,
-    *,
-    actor: str,
-    action: str,
-    study_id: str | None = None,
-    detail: dict[str, Any] | None = None,
-) -> int:
+def record_audit(db: sqlite_utils.Database, actor: str | None, action: str, *,
+                 study_id: str | None = None, detail: dict[str, Any] | None = None) -> int:
     """Append one audit entry; call it inside the caller's write transaction.
 
     Returns the entry id. ``detail`` must be JSON-serialisable. The row records
     the channel (:func:`evalcore.access.channel.audit_channel`) and, for the CLI, the operating-system
-    user: ``actor`` is who the caller says they are, ``os_user`` who ran it.
+    user: ``actor`` is who the caller says they are (None: ``local``, the single-user mode),
+    ``os_user`` who ran it.
     """
+    actor = actor or "local"
     channel = current_channel()
     try:
         who = named_user(actor) or actor

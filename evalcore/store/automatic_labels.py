@@ -10,8 +10,9 @@ An import (:func:`write_automatic_import`, permission ``IMPORT``) is written sta
 labels in short transactions, and published with its audit entry by one final
 transaction; every read ignores staged imports, so a failed or killed import shows nothing
 (the next ``open_store`` removes a dead process's: :func:`discard_automatic_import`).
-A judge writes each batch as one small published import (:func:`append_automatic_labels`),
-so an interrupted run keeps what it wrote. A source's current label of a unit is the one of
+A judge writes each batch as one small published import (:func:`write_automatic_import`
+inside one short write transaction: its staging never shows), so an interrupted run keeps
+what it wrote. A source's current label of a unit is the one of
 its latest published import holding the unit.
 """
 
@@ -89,37 +90,13 @@ def write_automatic_import(
                 "WHERE import_id = ?",
                 [utc_now_iso(), import_id],
             )
-            record_audit(db, actor=actor, action="import.automatic-labels", study_id=study_id,
-                         detail={"source": source, "file": file, "format": format,
-                                 "labels": len(labels), "imported_by": actor, **(detail or {})})
+            what = {"source": source, "file": file, "format": format, "labels": len(labels),
+                    "imported_by": actor, **(detail or {})}
+            record_audit(db, actor, "import.automatic-labels", study_id=study_id, detail=what)
     except BaseException:
         discard_automatic_import(db, import_id)
         raise
     return import_id
-
-
-def append_automatic_labels(
-    db: sqlite_utils.Database,
-    *,
-    study_id: str,
-    source: str,
-    file: str,
-    format: str,
-    labels: Sequence[tuple[str, str, int]],
-    actor: str,
-    detail: dict[str, object] | None = None,
-) -> int:
-    """Store a small batch of ``labels`` ((query id, unit id, gain), each unit once) of the
-    automatic ``source`` as one published import: :func:`write_automatic_import` inside one
-    short write transaction (its staging never shows), audited as ``import.automatic-labels``.
-    For a judge that answers a few units at a time (``evalcore judge``): each batch is kept as
-    soon as it is written, so an interrupted run keeps what it stored. Returns the import's
-    id."""
-    if not labels:
-        raise ValueError("no automatic labels to append")
-    with write_transaction(db):
-        return write_automatic_import(db, study_id=study_id, source=source, file=file,
-                                      format=format, labels=labels, actor=actor, detail=detail)
 
 
 def judgeable_documents(study: Study, corpus_id: str, doc_ids: Iterable[str]) -> dict[str, str]:

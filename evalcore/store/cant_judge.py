@@ -31,8 +31,8 @@ def record_cant_judge(
         raise ValueError("annotator is required: say who could not judge the unit")
     annotator = normalise_user_id(annotator)
     with write_transaction(db):
-        return record_audit(db, actor=annotator, action=ACTION, study_id=study_id,
-                            detail={"query_id": query_id, "unit_id": unit_id, "note": note})
+        mark = {"query_id": query_id, "unit_id": unit_id, "note": note}
+        return record_audit(db, annotator, ACTION, study_id=study_id, detail=mark)
 
 
 def cant_judge_units(study: Study, query_id: str, annotator: str) -> list[str]:

@@ -43,14 +43,8 @@ def _events(study: Study, query_id: str, order: str) -> list[CompletenessEvent]:
 
 
 def append_completeness_event(
-    db: sqlite_utils.Database,
-    *,
-    study_id: str,
-    query_id: str,
-    state: CompletenessState,
-    actor: str,
-    reason: str = "",
-    created_at: str | None = None,
+    db: sqlite_utils.Database, study_id: str, query_id: str, state: CompletenessState,
+    actor: str, reason: str = "", created_at: str | None = None,
 ) -> CompletenessEvent:
     """Append one event unconditionally (call inside the caller's write transaction)."""
     require_fits(reason, MAX_NOTE_CHARS, "a reason", "shorten it")
@@ -100,8 +94,7 @@ def _claim(db: sqlite_utils.Database, study_id: str, query_id: str, actor: str,
         if state == "complete":
             db.execute("INSERT INTO queries (study_id, query_id, text) VALUES (?, ?, '') "
                        "ON CONFLICT DO NOTHING", [study_id, query_id])
-        return append_completeness_event(db, study_id=study_id, query_id=query_id, state=state,
-                                         actor=actor, reason=reason)
+        return append_completeness_event(db, study_id, query_id, state, actor, reason)
 
 
 def is_complete(study: Study, query_id: str) -> bool:

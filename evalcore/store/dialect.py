@@ -333,11 +333,12 @@ def _integer_truth(node: "sqlglot.exp.Expression") -> None:  # noqa: F821
         operand = node.args.get(key)
         if isinstance(operand, exp.Paren):
             operand = operand.this
-        if isinstance(operand, exp.Literal) and not operand.is_string and operand.this in (
-                "0", "1"):
+        literal = isinstance(operand, exp.Literal) and not operand.is_string
+        if literal and operand.this in ("0", "1"):
             operand.replace(exp.true() if operand.this == "1" else exp.false())
         elif isinstance(operand, exp.Placeholder):  # a parameter bound to 0 / 1 (a bool)
-            nonzero = exp.NEQ(this=_cast(operand.copy(), "BIGINT"), expression=exp.Literal.number(0))
+            zero = exp.Literal.number(0)
+            nonzero = exp.NEQ(this=_cast(operand.copy(), "BIGINT"), expression=zero)
             operand.replace(exp.Paren(this=nonzero))
 
 
@@ -352,8 +353,8 @@ def _wants_truth(node: "sqlglot.exp.Expression") -> bool:  # noqa: F821
     parent, key = node.parent, node.arg_key
     if parent is None:
         return True
-    if isinstance(parent, (exp.Where, exp.Having, exp.Qualify, exp.Connector, exp.Not,
-                           exp.Xor, exp.CheckColumnConstraint, exp.Check)):
+    conditions = "Where Having Qualify Connector Not Xor CheckColumnConstraint Check"
+    if isinstance(parent, tuple(getattr(exp, name) for name in conditions.split())):
         return True
     if isinstance(parent, exp.Join):
         return key == "on"
@@ -373,8 +374,9 @@ def _truth_values(tree: "sqlglot.exp.Expression") -> None:  # noqa: F821
     0 / 1 (NULL stays NULL), as on SQLite. Conditions keep their booleans."""
     from sqlglot import exp
 
+    # sqlglot's expressions valued as truth
     truth = ("EQ NEQ NullSafeEQ NullSafeNEQ GT GTE LT LTE Is Like ILike Glob In Between Exists "
-             "RegexpLike And Or Xor Not Boolean")  # sqlglot's expressions valued as truth
+             "RegexpLike And Or Xor Not Boolean")
     for node in list(tree.find_all(*(getattr(exp, name) for name in truth.split()))):
         if _wants_truth(node):
             continue
@@ -394,18 +396,16 @@ def _bare_columns(select: "sqlglot.exp.Select") -> None:  # noqa: F821
     group = select.args.get("group")
     if group is None:
         return
-    extremes = [p.unalias() for p in select.expressions
-                if isinstance(p.unalias(), (exp.Max, exp.Min)) and not p.unalias().expressions]
+    projected = [p.unalias() for p in select.expressions]
+    extremes = [p for p in projected if isinstance(p, (exp.Max, exp.Min)) and not p.expressions]
     if len(extremes) != 1:
         return
     extreme = extremes[0]
     grouped = {g.sql() for g in group.expressions}
-    aliases = {p.alias for p in select.expressions if p.alias}
     direction = "DESC" if isinstance(extreme, exp.Max) else "ASC"
     for projection in select.expressions:
         column = projection.unalias()
-        if (not isinstance(column, exp.Column) or column.sql() in grouped
-                or column.name in grouped or column.name in aliases & grouped):
+        if not isinstance(column, exp.Column) or {column.sql(), column.name} & grouped:
             continue
         picked = sqlglot.parse_one(
             f"(ARRAY_AGG(bare_x ORDER BY bare_k {direction} NULLS LAST))[1]", read="postgres")
@@ -454,8 +454,8 @@ def _table(statement: str) -> str:
     from sqlglot import exp
 
     without_rowid = bool(re.search(r"\)\s*WITHOUT\s+ROWID\s*;?\s*$", statement, re.IGNORECASE))
-    tree = sqlglot.parse_one(re.sub(r"WITHOUT\s+ROWID", "", statement, flags=re.IGNORECASE),
-                             read="sqlite")
+    statement = re.sub(r"WITHOUT\s+ROWID", "", statement, flags=re.IGNORECASE)
+    tree = sqlglot.parse_one(statement, read="sqlite")
     integer_key = False
     for column in tree.find_all(exp.ColumnDef):
         kind = column.args.get("kind")
@@ -471,13 +471,12 @@ def _table(statement: str) -> str:
         else:
             continue
         column.set("constraints", [exp.ColumnConstraint(kind=added), *constraints])
-    if isinstance(tree, exp.Create) and not without_rowid and not integer_key and isinstance(
-            tree.this, exp.Schema):
+    if isinstance(tree, exp.Create) and isinstance(tree.this, exp.Schema) and not (
+            without_rowid or integer_key):
+        kinds = (exp.GeneratedAsIdentityColumnConstraint(this=False), exp.UniqueColumnConstraint())
         tree.this.expressions.append(exp.ColumnDef(
             this=exp.to_identifier("rowid"), kind=exp.DataType.build("BIGINT"),
-            constraints=[exp.ColumnConstraint(
-                kind=exp.GeneratedAsIdentityColumnConstraint(this=False)),
-                exp.ColumnConstraint(kind=exp.UniqueColumnConstraint())]))
+            constraints=[exp.ColumnConstraint(kind=kind) for kind in kinds]))
     return _rewrite(tree).sql(dialect="postgres")
 
 
@@ -831,13 +830,23 @@ def reset_identities(db: object) -> None:
         _raw(db).execute(RESYNC_IDENTITIES)
 
 
+def has_table(db: object, table: str) -> bool:
+    """Does the store hold ``table``? Asked of the catalogue rather than tried: on
+    PostgreSQL a failed statement aborts the open transaction."""
+    if is_postgres(db):
+        sql = "SELECT to_regclass(%s) IS NOT NULL"
+    else:
+        sql = "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?)"
+    return _raw(db).execute(sql, [table]).fetchone()[0] in (1, True)
+
+
 def stored_schema_version(db: object) -> int:
     """The store's schema version: ``PRAGMA user_version`` on SQLite, the one row of
     ``schema_version`` on PostgreSQL (0 before the first migration)."""
     raw = _raw(db)
     if not is_postgres(db):
         return int(raw.execute("PRAGMA user_version").fetchone()[0])
-    if raw.execute("SELECT to_regclass('schema_version') IS NOT NULL").fetchone()[0]:
+    if has_table(db, "schema_version"):
         row = raw.execute("SELECT version FROM schema_version").fetchone()
         return int(row[0]) if row else 0
     return 0

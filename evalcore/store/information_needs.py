@@ -99,7 +99,6 @@ def set_information_need(
             "UPDATE queries SET description = ?, narrative = ? WHERE study_id = ? AND query_id = ?",
             [need.description, need.narrative, study_id, query_id],
         )
-        record_audit(db, actor=actor or "local", action="query.need.set", study_id=study_id,
-                     detail={"query_id": query_id, "old": old.model_dump(),
-                             "new": need.model_dump()})
+        change = {"query_id": query_id, "old": old.model_dump(), "new": need.model_dump()}
+        record_audit(db, actor, "query.need.set", study_id=study_id, detail=change)
     return old

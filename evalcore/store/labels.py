@@ -200,14 +200,8 @@ def _append_gain_event(db: sqlite_utils.Database, study_id: str, query_id: str, 
         inserted = _insert(db, study_id, query_id, unit_id, kind, gain, who, note, source)
         if reopens:
             what = "label" if kind == "label" else "adjudication"
-            append_completeness_event(
-                db,
-                study_id=study_id,
-                query_id=query_id,
-                state="reopened",
-                actor=who,
-                reason=f"new relevant {what} on {unit_id} by {who}",
-            )
+            reason = f"new relevant {what} on {unit_id} by {who}"
+            append_completeness_event(db, study_id, query_id, "reopened", who, reason)
         if also is not None:
             also()
     return inserted()
@@ -300,10 +294,9 @@ def adjudicate(
 
 def label_history(study: Study, query_id: str, unit_id: str | None = None) -> list[LabelEvent]:
     """Every label event of the query (or of one unit), oldest first."""
-    if unit_id is None:
-        return _events(study.db, "study_id = ? AND query_id = ?", [study.study_id, query_id])
-    return _events(study.db, "study_id = ? AND query_id = ? AND unit_id = ?",
-                   [study.study_id, query_id, unit_id])
+    one_unit = "" if unit_id is None else " AND unit_id = ?"
+    params = [study.study_id, query_id, *([] if unit_id is None else [unit_id])]
+    return _events(study.db, "study_id = ? AND query_id = ?" + one_unit, params)
 
 
 def has_labels_from(study: Study, source: str) -> bool:

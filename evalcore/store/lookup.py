@@ -22,6 +22,11 @@ def models(model: type[M], rows: Iterable[Sequence[Any]]) -> list[M]:
     return [model(**dict(zip(model.model_fields, row, strict=True))) for row in rows]
 
 
+def column(db: Any, sql: str, parameters: Sequence[Any] = ()) -> list[Any]:
+    """The first value of each row ``sql`` returns (on the store ``db``, or a study handle's)."""
+    return [row[0] for row in db.execute(sql, parameters)]
+
+
 def exists(db: Any, sql: str, parameters: Sequence[Any] = ()) -> bool:
     """Does ``sql`` (on the store ``db``, or a study handle's) return a row?"""
     return db.execute(sql, parameters).fetchone() is not None

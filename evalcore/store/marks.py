@@ -5,6 +5,7 @@ One home for "has anything changed?": the live dashboard's incremental state
 (``app/components/state.py``) both compare :class:`StoreMarks`.
 """
 
+import dataclasses
 import json
 from dataclasses import dataclass
 
@@ -49,6 +50,22 @@ def store_marks(study: Study) -> StoreMarks:
     return StoreMarks(
         int(row[0]), int(row[1]), runs, removed, int(row[2]), int(row[3])
     )
+
+
+def marks_read_once(study: Study) -> Study:
+    """The handle again, its caches keyed on one read of the store's marks (made when first
+    needed; each read is a round trip on PostgreSQL): a page run's handle. What it reads
+    afterwards is never older than those marks; a write shows on the next run's handle."""
+    return dataclasses.replace(study, pinned_marks=[])
+
+
+def current_marks(study: Study) -> StoreMarks:
+    """The store's marks: read now, or once for a handle of :func:`marks_read_once`."""
+    if study.pinned_marks is None:
+        return store_marks(study)
+    if not study.pinned_marks:
+        study.pinned_marks.append(store_marks(study))
+    return study.pinned_marks[0]
 
 
 def touched_queries(study: Study, since: StoreMarks) -> set[str]:

@@ -57,6 +57,13 @@ from evalcore.store.study_handle import Study
 from evalcore.store.study_setup import create_study
 from evalcore.store.transaction import write_transaction
 
+#: Gives a user a role in a study (or changes it): study, user, role, granted by, granted at.
+GRANT_STUDY_ROLE = (
+    "INSERT INTO study_members (study_id, user_id, role, granted_by, granted_at) "
+    "VALUES (?, ?, ?, ?, ?) ON CONFLICT (study_id, user_id) DO UPDATE SET "
+    "role = excluded.role, granted_by = excluded.granted_by, granted_at = excluded.granted_at"
+)
+
 
 class Member(FrozenModel):
     """One member of a study."""
@@ -90,11 +97,12 @@ def add_member(
     who = normalise_user_id(user)
     study = known_study(db, actor, study_id)
     with write_transaction(db):
-        authorize(db, study_id=study_id, actor=actor, permission=Permission.MANAGE_MEMBERS,
-                  study=study)
+        manage = Permission.MANAGE_MEMBERS
+        authorize(db, study_id=study_id, actor=actor, permission=manage, study=study)
         if study_mode(db, study_id) == "local":
+            what = f"turn team mode on in study {study_id!r}"
             authorize_organisation_entry(db, org_id=study.org_id, study_id=study_id, actor=actor,
-                                         what=f"turn team mode on in study {study_id!r}")
+                                         what=what)
             if role != "lead":
                 raise ValueError(
                     f"study {study_id!r} has no member yet (local single-user mode); its first "
@@ -110,25 +118,19 @@ def add_member(
         org = study.org_id
         joins = org is not None and not in_organisation(db, who, org)
         if joins and organisation_claimed(db, org):
-            decide_study_member_joins(
-                org_id=org, study_id=study_id, granter=granted_by,
-                granter_role=organisation_role(db, granted_by, org), user=who,
-                admins=organisation_admins(db, org))
+            granter_role = organisation_role(db, granted_by, org)
+            decide_study_member_joins(org_id=org, study_id=study_id, granter=granted_by, user=who,
+                                      granter_role=granter_role,
+                                      admins=organisation_admins(db, org))
         ensure_user(db, who, display_name)
-        now = utc_now_iso()
-        db.execute(
-            "INSERT INTO study_members (study_id, user_id, role, granted_by, granted_at) "
-            "VALUES (?, ?, ?, ?, ?) ON CONFLICT (study_id, user_id) DO UPDATE SET "
-            "role = excluded.role, granted_by = excluded.granted_by, granted_at = excluded.granted_at",
-            [study_id, who, role, granted_by, now],
-        )
+        db.execute(GRANT_STUDY_ROLE, [study_id, who, role, granted_by, utc_now_iso()])
         if joins:
             join_organisation(db, who, org, granted_by)
+            joined = {"user": who, "org": org, "role": organisation_role(db, who, org)}
             record_audit(db, actor=granted_by, action="organisations.add_user",
-                         study_id=study_id, detail={
-                             "user": who, "org": org, "role": organisation_role(db, who, org)})
-        record_audit(db, actor=granted_by, action="members.add", study_id=study_id,
-                     detail={"user": who, "role": role, "previous_role": current})
+                         study_id=study_id, detail=joined)
+        added = {"user": who, "role": role, "previous_role": current}
+        record_audit(db, actor=granted_by, action="members.add", study_id=study_id, detail=added)
     return get_member(db, study_id, who)  # type: ignore[return-value]
 
 
@@ -161,8 +163,9 @@ def remove_member(db: sqlite_utils.Database, *, study_id: str, user: str, actor:
                 "make someone else a lead first"
             )
         db.execute("DELETE FROM study_members WHERE study_id = ? AND user_id = ?", [study_id, who])
+        removed = {"user": who, "role": current}
         record_audit(db, actor=normalise_user_id(actor), action="members.remove",
-                     study_id=study_id, detail={"user": who, "role": current})
+                     study_id=study_id, detail=removed)
     return True
 
 
@@ -211,9 +214,9 @@ def add_to_organisation(
         else:
             set_organisation_role(db, who, org_id, new, granted_by)
             action = "organisations.set_role"
-        record_audit(db, actor=granted_by, action=action, detail={
-            "user": who, "org": org_id, "role": organisation_role(db, who, org_id),
-            "previous_role": current})
+        role_now = organisation_role(db, who, org_id)
+        detail = {"user": who, "org": org_id, "role": role_now, "previous_role": current}
+        record_audit(db, actor=granted_by, action=action, detail=detail)
     return True
 
 
@@ -234,8 +237,8 @@ def remove_from_organisation(
         granted_by = named_user(actor)
         _decide_change(db, org_id, granted_by, who, current, None)
         leave_organisation(db, who, org_id)
-        record_audit(db, actor=granted_by, action="organisations.remove_user",
-                     detail={"user": who, "org": org_id, "role": current})
+        detail = {"user": who, "org": org_id, "role": current}
+        record_audit(db, actor=granted_by, action="organisations.remove_user", detail=detail)
     return True
 
 
@@ -260,10 +263,10 @@ def list_organisation_members(
             f"{user or 'nobody named'} may not list the members of organisation {org_id!r}: "
             "only its members may (`evalcore members list-org --db STORE --actor YOU` lists "
             "your organisations)",
-            actor=user or "", org_id=org_id, org_permission=OrgPermission.READ, org_role=None)
-    return models(OrgMember, db.execute(
-        f"{_ORG_MEMBERS} WHERE o.org_id = ? ORDER BY CASE o.role WHEN 'owner' THEN 0 "
-        "WHEN 'admin' THEN 1 ELSE 2 END, o.user_id", [org_id]))
+            actor=user or "", org_id=org_id, org_permission=OrgPermission.READ)
+    order = "CASE o.role WHEN 'owner' THEN 0 WHEN 'admin' THEN 1 ELSE 2 END, o.user_id"
+    sql = f"{_ORG_MEMBERS} WHERE o.org_id = ? ORDER BY {order}"
+    return models(OrgMember, db.execute(sql, [org_id]))
 
 
 def organisations_of(db: sqlite_utils.Database, user: str) -> list[OrgMember]:
@@ -291,6 +294,6 @@ def get_member(db: sqlite_utils.Database, study_id: str, user: str) -> Member | 
 
 def list_members(study: Study) -> list[Member]:
     """The study's members, leads first, then by user id."""
-    return models(Member, study.db.execute(
-        f"{_MEMBERS} WHERE m.study_id = ? ORDER BY CASE m.role WHEN 'lead' THEN 0 "
-        "WHEN 'reviewer' THEN 1 ELSE 2 END, m.user_id", [study.study_id]))
+    order = "CASE m.role WHEN 'lead' THEN 0 WHEN 'reviewer' THEN 1 ELSE 2 END, m.user_id"
+    sql = f"{_MEMBERS} WHERE m.study_id = ? ORDER BY {order}"
+    return models(Member, study.db.execute(sql, [study.study_id]))

@@ -19,12 +19,7 @@ from evalcore.access.organisations import OrgRole
 from evalcore.access.roles import RoleName
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.document_imports import published
-from evalcore.store.lookup import exists
-
-
-def _column(db: sqlite_utils.Database, sql: str, params: list) -> list:
-    """The first column of ``sql``'s rows."""
-    return [r[0] for r in db.execute(sql, params)]
+from evalcore.store.lookup import column, exists
 
 
 def _value(db: sqlite_utils.Database, sql: str, params: list) -> Any:
@@ -79,7 +74,7 @@ def member_role(db: sqlite_utils.Database, study_id: str, user_id: str) -> RoleN
 
 def study_leads(db: sqlite_utils.Database, study_id: str) -> list[str]:
     """The leads of the study, by user id."""
-    return _column(db, "SELECT user_id FROM study_members WHERE study_id = ? AND role = 'lead' "
+    return column(db, "SELECT user_id FROM study_members WHERE study_id = ? AND role = 'lead' "
                    "ORDER BY user_id", [study_id])
 
 
@@ -95,7 +90,7 @@ def user_organisations(db: sqlite_utils.Database, user: str) -> set[str]:
         who = normalise_user_id(user)
     except ValueError:
         return set()
-    return set(_column(db, "SELECT org_id FROM user_organisations WHERE user_id = ?", [who]))
+    return set(column(db, "SELECT org_id FROM user_organisations WHERE user_id = ?", [who]))
 
 
 def organisation_exists(db: sqlite_utils.Database, org_id: str) -> bool:
@@ -104,7 +99,7 @@ def organisation_exists(db: sqlite_utils.Database, org_id: str) -> bool:
 
 def organisation_ids(db: sqlite_utils.Database) -> list[str]:
     """Every organisation of the store, by id."""
-    return _column(db, "SELECT org_id FROM organisations ORDER BY org_id", [])
+    return column(db, "SELECT org_id FROM organisations ORDER BY org_id", [])
 
 
 def organisation_team_studies(db: sqlite_utils.Database, org_id: str) -> list[str]:
@@ -118,10 +113,10 @@ def corpus_team_studies(db: sqlite_utils.Database, corpus_id: str) -> list[str]:
 
 
 def _team_studies(
-    db: sqlite_utils.Database, column: Literal["org_id", "corpus_id"], value: str
+    db: sqlite_utils.Database, field: Literal["org_id", "corpus_id"], value: str
 ) -> list[str]:
-    return _column(db, "SELECT DISTINCT s.study_id FROM studies s JOIN study_members m "
-                   f"ON m.study_id = s.study_id WHERE s.{column} = ? ORDER BY s.study_id", [value])
+    return column(db, "SELECT DISTINCT s.study_id FROM studies s JOIN study_members m "
+                  f"ON m.study_id = s.study_id WHERE s.{field} = ? ORDER BY s.study_id", [value])
 
 
 def member_of_corpus_study(db: sqlite_utils.Database, corpus_id: str, user: str) -> bool:
@@ -134,7 +129,7 @@ def document_owner_orgs(
     db: sqlite_utils.Database, corpus_id: str, doc_ids: Iterable[str]
 ) -> set[str | None]:
     """The owner organisations of the stored documents among ``doc_ids``."""
-    return set(_column(db, "SELECT DISTINCT owner_org FROM documents WHERE corpus_id = ? "
+    return set(column(db, "SELECT DISTINCT owner_org FROM documents WHERE corpus_id = ? "
                        f"AND doc_id IN (SELECT value FROM json_each(?)) AND {published()}",
                        [corpus_id, json.dumps(list(doc_ids))]))
 
@@ -164,13 +159,13 @@ def organisation_admins(db: sqlite_utils.Database, org_id: str) -> list[str]:
 
 
 def _holding(db: sqlite_utils.Database, org_id: str, roles: str) -> list[str]:
-    return _column(db, f"SELECT user_id FROM user_organisations WHERE org_id = ? AND {roles} "
+    return column(db, f"SELECT user_id FROM user_organisations WHERE org_id = ? AND {roles} "
                    "ORDER BY user_id", [org_id])
 
 
 def corpus_sharing_organisations(db: sqlite_utils.Database, corpus_id: str) -> set[str]:
     """The organisations with a team-mode study over ``corpus_id``."""
-    return set(_column(db, "SELECT DISTINCT s.org_id FROM studies s JOIN study_members m ON "
+    return set(column(db, "SELECT DISTINCT s.org_id FROM studies s JOIN study_members m ON "
                        "m.study_id = s.study_id WHERE s.corpus_id = ? AND s.org_id IS NOT NULL",
                        [corpus_id]))
 

@@ -367,8 +367,9 @@ def study_evidence(study: Study, reference: str | None = None,
     elif marks is None:
         marks = store_marks(study)
     ref = reference_columns(study, reference, query_ids)
-    if marks is not None and store_marks(study) != marks:
+    if marks is not None and not study.pinned_marks and store_marks(study) != marks:
         marks = None  # moved during the read: right for now, but not to be kept
+    # (a handle's pinned marks were read before anything it reads: never newer than them)
     return StudyEvidence(study.study_id, ref, UnitNamer(study), marks)
 
 

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Iterator
 import sqlite_utils
 
 from evalcore.store.document_imports import published
+from evalcore.store.lookup import column
 from evalcore.store.study_handle import Study
 from evalcore.store.visibility import Visibility
 
@@ -84,13 +85,8 @@ def pin_generation(study: Study, name: str) -> int | None:
 
 def pin_names(study: Study) -> list[str]:
     """The study's pins, oldest first."""
-    return [
-        r[0]
-        for r in study.db.execute(
-            "SELECT name FROM protocols WHERE study_id = ? ORDER BY pinned_at, name",
-            [study.study_id],
-        )
-    ]
+    return column(study.db, "SELECT name FROM protocols WHERE study_id = ? ORDER BY pinned_at, "
+                  "name", [study.study_id])
 
 
 def pin_owner_counts(study: Study, name: str) -> dict[str, int]:
@@ -100,17 +96,6 @@ def pin_owner_counts(study: Study, name: str) -> dict[str, int]:
         for org, count in study.db.execute(
             "SELECT owner_org, count(*) FROM protocol_documents WHERE study_id = ? AND "
             "protocol = ? GROUP BY owner_org ORDER BY owner_org",
-            [study.study_id, name],
-        )
-    }
-
-
-def pin_document_ids(study: Study, name: str) -> set[str]:
-    """The pinned document ids."""
-    return {
-        r[0]
-        for r in study.db.execute(
-            "SELECT doc_id FROM protocol_documents WHERE study_id = ? AND protocol = ?",
             [study.study_id, name],
         )
     }

@@ -112,8 +112,8 @@ def freeze_reference(
             content_hash=digest, n_queries=len(complete),
             n_labels=sum(len(u) for u in labels.values()),
             n_complete=sum(1 for c in complete.values() if c))
-        record_audit(db, actor=actor, action="reference.freeze", study_id=study_id,
-                     detail=version.model_dump(exclude={"study_id", "created_at", "created_by"}))
+        frozen = version.model_dump(exclude={"study_id", "created_at", "created_by"})
+        record_audit(db, actor, "reference.freeze", study_id=study_id, detail=frozen)
     return version
 
 

@@ -8,6 +8,7 @@ import sqlite_utils
 from evalcore.contract.frozen import FrozenModel
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
+from evalcore.store.lookup import models
 from evalcore.store.scoping import unreadable_organisations
 from evalcore.store.study_handle import Study
 from evalcore.store.transaction import write_transaction
@@ -44,8 +45,8 @@ def record_refusal(
              json.dumps(detail, sort_keys=True)],
         )
         refusal_id = int(cursor.lastrowid)
-        record_audit(db, actor=actor, action="lexical.refused", study_id=study_id,
-                     detail={"protocol": protocol, "run": run_name, "refusal_id": refusal_id})
+        refused = {"protocol": protocol, "run": run_name, "refusal_id": refusal_id}
+        record_audit(db, actor, "lexical.refused", study_id=study_id, detail=refused)
     return refusal_id
 
 
@@ -70,15 +71,14 @@ def list_refusals(study: Study) -> list[Refusal]:
             "SELECT name, protocol_json FROM protocols WHERE study_id = ?", [study.study_id]
         )
     }
-    out = []
-    for r in study.db.execute(
+    rows = []
+    for *row, message, detail_json in study.db.execute(
         "SELECT refusal_id, study_id, protocol, run_name, created_at, actor, message, "
         "detail_json FROM retrieval_refusals WHERE study_id = ? ORDER BY refusal_id",
         [study.study_id],
     ):
-        withheld = unreadable_organisations(study.db, study.actor, corpus, organisations.get(r[2], []))
-        message, detail = withheld_refusal(r[2], withheld) if withheld else (
-            r[6], json.loads(r[7]))
-        out.append(Refusal(refusal_id=r[0], study_id=r[1], protocol=r[2], run_name=r[3],
-                           created_at=r[4], actor=r[5], message=message, detail=detail))
-    return out
+        seen = organisations.get(row[2], [])
+        withheld = unreadable_organisations(study.db, study.actor, corpus, seen)
+        shown = withheld_refusal(row[2], withheld) if withheld else (message, json.loads(detail_json))
+        rows.append((*row, *shown))
+    return models(Refusal, rows)

@@ -26,7 +26,7 @@ from evalcore.contract.query_order import natural_key
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
-from evalcore.store.lookup import exists, models
+from evalcore.store.lookup import column, exists, models
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
@@ -96,8 +96,8 @@ def remove_query(
             "reason) VALUES (?, ?, ?, ?, ?)",
             [study_id, query_id, removed.removed_at, removed.removed_by, reason],
         )
-        record_audit(db, actor=actor or "local", action="query.remove", study_id=study_id,
-                     detail={"query_id": query_id, "reason": reason})
+        removal = {"query_id": query_id, "reason": reason}
+        record_audit(db, actor, "query.remove", study_id=study_id, detail=removal)
     return removed
 
 
@@ -133,25 +133,18 @@ def restore_query(
         )
         restored = {"query_id": query_id, "reason": reason, "removed_by": row[2],
                     "removed_at": row[1]}
-        record_audit(db, actor=actor or "local", action="query.restore", study_id=study_id,
-                     detail=restored)
+        record_audit(db, actor, "query.restore", study_id=study_id, detail=restored)
     return models(RemovedQuery, [row])[0]
 
 
 def study_query_ids(study: Study) -> list[str]:
     """Every query id of the study (registered, labeled, claimed or ranked by a run),
     removed ones included, in natural order."""
-    ids = {
-        r[0]
-        for r in study.db.execute(
-            "SELECT query_id FROM queries WHERE study_id = ?1 "
-            "UNION SELECT query_id FROM label_events WHERE study_id = ?1 "
-            "UNION SELECT query_id FROM completeness_events WHERE study_id = ?1 "
-            "UNION SELECT r.query_id FROM run_rankings r JOIN runs u ON u.run_id = r.run_id "
-            "WHERE u.study_id = ?1",
-            [study.study_id],
-        )
-    }
+    ids = column(study.db, "SELECT query_id FROM queries WHERE study_id = ?1 "
+                 "UNION SELECT query_id FROM label_events WHERE study_id = ?1 "
+                 "UNION SELECT query_id FROM completeness_events WHERE study_id = ?1 "
+                 "UNION SELECT r.query_id FROM run_rankings r JOIN runs u ON u.run_id = r.run_id "
+                 "WHERE u.study_id = ?1", [study.study_id])
     return sorted(ids, key=natural_key)
 
 

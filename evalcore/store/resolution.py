@@ -40,15 +40,6 @@ from evalcore.store.working_labels import WorkingLabels, label_columns
 ResolvedState = Literal["labeled", "conflict", "adjudicated"]
 
 
-def _resolved(
-    *, unit_id: str, gain: int | None, state: str, annotators: dict[str, int],
-    reviewer: str | None, conflict_gains: tuple[int, ...] = (),
-) -> "ResolvedLabel":
-    return ResolvedLabel.model_construct(unit_id=unit_id, gain=gain, state=state,
-                                         annotators=annotators, reviewer=reviewer,
-                                         conflict_gains=conflict_gains)
-
-
 class ResolvedLabel(FrozenModel):
     """One unit of the working reference for one query."""
 
@@ -68,6 +59,13 @@ class ResolvedLabel(FrozenModel):
     def counts(self) -> bool:
         """Whether this unit is part of the reference (a conflict is not)."""
         return self.gain is not None
+
+
+def _resolved(unit_id: str, gain: int | None, state: str, annotators: dict[str, int],
+              reviewer: str | None = None, conflict_gains: tuple[int, ...] = ()) -> ResolvedLabel:
+    return ResolvedLabel.model_construct(unit_id=unit_id, gain=gain, state=state,
+                                         annotators=annotators, reviewer=reviewer,
+                                         conflict_gains=conflict_gains)
 
 
 #: The annotator of a label event as one person (SQL): the identity rule of
@@ -117,22 +115,13 @@ def resolve_unit(unit_id: str, events: Iterable[tuple[int, str, int | None, str]
     """Resolve one unit from its (event_id, kind, gain, annotator) events in event order."""
     current, adjudication = replay_unit(events)
     annotators = {a: g for a, (_, g) in sorted(current.items())}
-    if adjudication is not None:
-        adj_id, adj_gain, reviewer = adjudication
-        reopened = any(eid > adj_id and g != adj_gain for eid, g in current.values())
-        if reopened:
-            return _resolved(
-                unit_id=unit_id, gain=None, state="conflict", annotators=annotators,
-                reviewer=reviewer,
-                conflict_gains=tuple(sorted(set(annotators.values()) | {adj_gain})),
-            )
-        return _resolved(
-            unit_id=unit_id, gain=adj_gain, state="adjudicated", annotators=annotators,
-            reviewer=reviewer,
-        )
-    if not annotators:
-        return None
-    return _from_current(unit_id, annotators)
+    if adjudication is None:
+        return _from_current(unit_id, annotators) if annotators else None
+    adj_id, adj_gain, reviewer = adjudication
+    if any(eid > adj_id and g != adj_gain for eid, g in current.values()):  # re-opened
+        gains = tuple(sorted(set(annotators.values()) | {adj_gain}))
+        return _resolved(unit_id, None, "conflict", annotators, reviewer, gains)
+    return _resolved(unit_id, adj_gain, "adjudicated", annotators, reviewer)
 
 
 def resolve_query(study: Study, query_id: str) -> dict[str, ResolvedLabel]:
@@ -230,13 +219,8 @@ def _gain_from_current(
 def _from_current(unit_id: str, annotators: dict[str, int]) -> ResolvedLabel:
     gains = set(annotators.values())
     if len(gains) == 1:
-        return _resolved(
-            unit_id=unit_id, gain=gains.pop(), state="labeled", annotators=annotators, reviewer=None
-        )
-    return _resolved(
-        unit_id=unit_id, gain=None, state="conflict", annotators=annotators, reviewer=None,
-        conflict_gains=tuple(sorted(gains)),
-    )
+        return _resolved(unit_id, gains.pop(), "labeled", annotators)
+    return _resolved(unit_id, None, "conflict", annotators, conflict_gains=tuple(sorted(gains)))
 
 
 def resolve_study(

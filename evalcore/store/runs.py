@@ -63,6 +63,7 @@ def add_run(
     corpus_fingerprint: str | None = None,
     scan_complete: bool = True,
     actor: str | None = None,
+    staged: bool = False,
 ) -> int:
     """Store a run and its results atomically: ``results`` (rows ``(query_id, rank, unit_id,
     score)``) or ``rankings`` (query id -> :data:`Ranking`; an empty ranking stores nothing),
@@ -70,20 +71,31 @@ def add_run(
 
     A run name is unique within a study: an existing run is never overwritten.
     Returns the new run_id. In a team-mode study ``actor`` needs the lead role
-    (:mod:`evalcore.access`); PermissionDenied writes nothing.
+    (:mod:`evalcore.access`); PermissionDenied writes nothing. ``staged``: only an invisible
+    run row, in one short transaction, to fill with :func:`write_run_results` (one short
+    transaction per chunk) and make visible with :func:`publish_run`
+    (:mod:`evalcore.store.staging`).
     """
-    if (results is None) == (rankings is None):
+    if not staged and (results is None) == (rankings is None):
         raise TypeError("add_run takes results or rankings (one of them)")
     require_known_study(db, actor, study_id)
     with write_transaction(db):
-        run_id = _insert_run(db, study_id, name, source, k, protocol, corpus_fingerprint,
-                             scan_complete, actor, None)
-        if rankings is None:
-            write_run_results(db, run_id, results or ())
-        else:
+        authorize(db, study_id=study_id, actor=actor, permission=Permission.CREATE_RUN)
+        _check_name_free(db, study_id, name)
+        cursor = db.execute(
+            "INSERT INTO runs (study_id, name, source, protocol_json, corpus_fingerprint, k, "
+            "scan_complete, created_at, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [study_id, name, source, json.dumps(protocol or {}, sort_keys=True),
+             corpus_fingerprint, k, int(scan_complete), utc_now_iso(),
+             staging_owner() if staged else None],
+        )
+        run_id = int(cursor.lastrowid)
+        if rankings is not None:
             columns = [(q, range(1, len(ranking) + 1), *zip(*ranking, strict=True))
                        for q, ranking in rankings.items() if ranking]
             _write_queries(db, run_id, columns)
+        elif not staged:
+            write_run_results(db, run_id, results or ())
     return run_id
 
 
@@ -129,46 +141,6 @@ def _write_queries(db: sqlite_utils.Database, run_id: int, queries: list[_Column
     columns = ["run_id", "query_id", "unit_ids", "scores", "unit_codes"]
     write_rows(db, "run_rankings", columns, [rows])
     record_run_suspects(db, run_id, ((q, units) for q, _, units, _ in queries))
-
-
-def stage_run(
-    db: sqlite_utils.Database,
-    *,
-    study_id: str,
-    name: str,
-    source: Literal["lexical", "imported"],
-    k: int,
-    protocol: dict | None = None,
-    corpus_fingerprint: str | None = None,
-    scan_complete: bool = True,
-    actor: str | None = None,
-) -> int:
-    """Insert an invisible (staged) run row in one short transaction; return its run_id.
-
-    Fill it with :func:`write_run_results` (one short transaction per chunk) and
-    make it visible with :func:`publish_run`; see :mod:`evalcore.store.staging`.
-    """
-    owner = staging_owner()
-    with write_transaction(db):
-        return _insert_run(db, study_id, name, source, k, protocol, corpus_fingerprint,
-                           scan_complete, actor, owner)
-
-
-def _insert_run(db: sqlite_utils.Database, study_id: str, name: str, source: str, k: int,
-                protocol: dict | None, corpus_fingerprint: str | None, scan_complete: bool,
-                actor: str | None, staged_by: str | None) -> int:
-    """A new ``runs`` row (staged when ``staged_by`` is set), once ``actor`` may create runs
-    and the name is free; its run_id."""
-    authorize(db, study_id=study_id, actor=actor, permission=Permission.CREATE_RUN)
-    _check_name_free(db, study_id, name)
-    protocol_json = json.dumps(protocol or {}, sort_keys=True)
-    cursor = db.execute(
-        "INSERT INTO runs (study_id, name, source, protocol_json, corpus_fingerprint, k, "
-        "scan_complete, created_at, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [study_id, name, source, protocol_json, corpus_fingerprint, k, int(scan_complete),
-         utc_now_iso(), staged_by],
-    )
-    return int(cursor.lastrowid)
 
 
 def publish_run(db: sqlite_utils.Database, run_id: int, *, study_id: str, actor: str | None) -> None:

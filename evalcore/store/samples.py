@@ -27,7 +27,7 @@ from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.limits import clipped
 from evalcore.io.clock import utc_now_iso
 from evalcore.store.audit import record_audit
-from evalcore.store.lookup import exists, models, not_found
+from evalcore.store.lookup import column, exists, models, not_found
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import write_transaction
@@ -105,9 +105,8 @@ def _sample(row: tuple) -> StoredSample:
 
 def sample_names(study: Study) -> list[str]:
     """The study's sample names, oldest first."""
-    rows = study.db.execute(
-        "SELECT name FROM samples WHERE study_id = ? ORDER BY created_at, name", [study.study_id])
-    return [r[0] for r in rows]
+    return column(study.db, "SELECT name FROM samples WHERE study_id = ? ORDER BY created_at, name",
+                  [study.study_id])
 
 
 def list_samples(study: Study) -> list[StoredSample]:
@@ -199,8 +198,7 @@ def create_sample(
              design_json, utc_now_iso(), actor or "local"],
         )
         _insert_units(db, study_id, name, 1, units)
-        record_audit(db, actor=actor or "local", action="sample.draw", study_id=study_id,
-                     detail={**drawn, "units": len(units)})
+        record_audit(db, actor, "sample.draw", study_id=study_id, detail={**drawn, "units": len(units)})
     return get_sample(study, name)
 
 
@@ -237,8 +235,7 @@ def grow_sample(
         )
         grown = {"name": name, "size": size, "draws": draws, "units_added": len(added),
                  "size_before": before.size}
-        record_audit(db, actor=actor or "local", action="sample.grow", study_id=study_id,
-                     detail=grown)
+        record_audit(db, actor, "sample.grow", study_id=study_id, detail=grown)
     return get_sample(study, name)
 
 

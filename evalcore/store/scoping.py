@@ -140,9 +140,8 @@ def require_organisations(
     """Raise PermissionDenied unless ``actor`` may read every document a protocol that sees
     ``organisations`` of ``corpus_id`` would see.
 
-    Checked for whoever acts, each time: pinning (``PIN_PROTOCOL``), executing a pin
-    (``CREATE_RUN``: the executor, never the pinner) and reading its document set
-    (``READ``). A ranking over documents the actor may not read would be a search oracle
+    Checked for whoever acts, each time: pinning (``PIN_PROTOCOL``) and executing a pin
+    (``CREATE_RUN``: the executor, never the pinner). A ranking over documents the actor may not read would be a search oracle
     on their text.
     """
     missing = unreadable_organisations(db, actor, corpus_id, organisations)
@@ -215,14 +214,10 @@ def readable_filter(
     if user is None:
         return ReadableFilter(where="0", params={})
     unowned = member_of_corpus_study(db, corpus_id, user)
-    return ReadableFilter(
-        where="(d.owner_org IN (SELECT value FROM json_each(:reader_orgs)) "
-        "OR (d.owner_org IS NULL AND :reader_unowned))",
-        params={
-            "reader_orgs": json.dumps(sorted(user_organisations(db, user))),
-            "reader_unowned": int(unowned),
-        },
-    )
+    orgs = json.dumps(sorted(user_organisations(db, user)))
+    return ReadableFilter(where="(d.owner_org IN (SELECT value FROM json_each(:reader_orgs)) "
+                                "OR (d.owner_org IS NULL AND :reader_unowned))",
+                          params={"reader_orgs": orgs, "reader_unowned": int(unowned)})
 
 
 def readable_document(
@@ -271,19 +266,13 @@ def displayable_text(
         pinned = run_permitted_ids(study, name)
         outside = outside or (pinned is not None and unit_id not in pinned)
     if outside:
-        return DisplayableText(
-            unit_id=unit_id, shown=False, permission_violation=True,
-            reason=(
-                f"text withheld: {unit_id!r} is outside the documents the run's protocol may "
-                "see (a permission_violation)"
-            ),
-        )
-    corpus_id = study.settings.corpus_id
-    access = readable_document(study.db, study.actor, corpus_id, unit_id,
-                               document=document if document is not None
-                               and document.doc_id == unit_id else None)
-    if access.document is None:
+        reason = (f"text withheld: {unit_id!r} is outside the documents the run's protocol may "
+                  "see (a permission_violation)")
+        return DisplayableText(unit_id=unit_id, shown=False, reason=reason,
+                               permission_violation=True)
+    given = document if document is not None and document.doc_id == unit_id else None
+    access = readable_document(study.db, study.actor, study.settings.corpus_id, unit_id,
+                               document=given)
+    if (doc := access.document) is None:
         return DisplayableText(unit_id=unit_id, shown=False, reason=access.reason)
-    return DisplayableText(
-        unit_id=unit_id, shown=True, title=access.document.title, text=access.document.text
-    )
+    return DisplayableText(unit_id=unit_id, shown=True, title=doc.title, text=doc.text)

@@ -44,9 +44,9 @@ def record_created(db: sqlite_utils.Database, *, study_id: str, actor: str,
     """Write down (inside the transaction that created them) the rows outside the staged
     study its import created: organisation ids, user ids, (user, organisation) memberships,
     and the corpus id when its row is new."""
-    record_audit(db, actor=actor, action=CREATED_ACTION, study_id=study_id, detail={
-        "organisations": organisations, "users": users,
-        "memberships": [list(m) for m in memberships], "corpus": corpus})
+    created = {"organisations": organisations, "users": users,
+               "memberships": [list(m) for m in memberships], "corpus": corpus}
+    record_audit(db, actor, CREATED_ACTION, study_id=study_id, detail=created)
 
 
 def forget_created(db: sqlite_utils.Database, study_id: str) -> None:

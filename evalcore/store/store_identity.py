@@ -35,10 +35,9 @@ def store_location(db: sqlite_utils.Database) -> str:
 
 def store_identity(db: sqlite_utils.Database) -> str:
     """The store's id, with its file's path and inode when it has a file."""
-    try:
+    row = None
+    if dialect.has_table(db, "store_identity"):  # not in an older store opened without migrating
         row = db.execute("SELECT store_id FROM store_identity").fetchone()
-    except dialect.operational_errors():  # a store of an older schema, opened without migrating
-        row = None
     if row is None:
         raise LookupError("the store has no identity (its schema is older than this "
                           "evalcore's): open it with open_store, which migrates it")

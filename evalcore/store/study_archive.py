@@ -22,6 +22,7 @@ import json
 import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
 from functools import partial
 from itertools import groupby, islice
 from pathlib import Path
@@ -71,6 +72,7 @@ from evalcore.store.document_imports import (
 from evalcore.store.export_redaction import ExportRedaction, score_column
 from evalcore.store.exports import export_file_mode
 from evalcore.store.hashing import content_hash
+from evalcore.store.members import GRANT_STUDY_ROLE
 from evalcore.store.membership import (
     in_organisation,
     join_organisation,
@@ -166,6 +168,15 @@ _SELECTS: dict[str, str] = {
                               f"automatic_labels l JOIN ({_AUTOMATIC_IMPORTS}) n ON "
                               "n.import_id = l.import_id ORDER BY n.number, l.query_id, l.unit_id",
 }
+
+#: The study's history as appended by an import (members, and the tables it derives from them
+#: in :meth:`_Import.append_history`), in an order the tables' rules accept: a reference's
+#: seal after its rows (nothing can be added to a sealed version).
+_HISTORY = ("queries.jsonl", "label_events.jsonl", "completeness_events.jsonl",
+            "reference_versions", "reference_labels.jsonl", "reference_completeness.jsonl",
+            "reference_seals", "protocols.jsonl", "protocol_documents.jsonl",
+            "retrieval_refusals.jsonl", "reports.jsonl", "samples.jsonl", "sample_units.jsonl",
+            "sample_nonresponses.jsonl", "audit.jsonl", "removed_queries")
 
 _USED_DOCUMENTS = (
     f"{published('d')} AND d.corpus_id = :corpus AND d.doc_id IN ("
@@ -294,17 +305,18 @@ def _check_consistency(archive: OpenedArchive) -> None:
 
     def problem(member: str, line: int, message: str) -> None:
         if len(problems) < 200:
-            problems.append(InputError(file=f"{archive.name}:{member}", line=line,
+            problems.append(InputError(file=f"{archive.name}:{member}", line=line or None,
                                        message=message))
 
-    docs: set[str] = set()
-    for n, row in enumerate(archive.rows("documents.jsonl"), 1):
-        if row["doc_id"] in docs:
-            problem("documents.jsonl", n, f"document {row['doc_id']!r} appears twice")
-        docs.add(row["doc_id"])
-        if content_hash(row["title"], row["text"]) != row["content_hash"]:
-            problem("documents.jsonl", n, f"document {row['doc_id']!r}: its title and text do not "
-                                          "hash to its content_hash (altered after export)")
+    def unique(member: str, key: str) -> set[str]:
+        """The ``key`` values of ``member``'s rows (as text); a problem for each repeated one."""
+        seen: set[str] = set()
+        for n, row in enumerate(archive.rows(member), 1):
+            if str(row[key]) in seen:
+                problem(member, n, f"{key} {row[key]!r} appears twice")
+            seen.add(str(row[key]))
+        return seen
+
     def unknown(member: str, column: str, known: set[str], message: str) -> None:
         """The first row of ``member`` whose ``column`` names none of ``known``."""
         for n, row in enumerate(archive.rows(member), 1):
@@ -312,53 +324,50 @@ def _check_consistency(archive: OpenedArchive) -> None:
                 problem(member, n, message.format(row[column]))
                 return
 
-    unknown("results.jsonl", "run", _unique_names(archive, "runs.jsonl", "name", problem),
-            "result of run {!r}, which runs.jsonl lacks")
+    docs: set[str] = set()
+    for n, row in enumerate(archive.rows("documents.jsonl"), 1):
+        doc = row["doc_id"]
+        if doc in docs:
+            problem("documents.jsonl", n, f"document {doc!r} appears twice")
+        docs.add(doc)
+        if content_hash(row["title"], row["text"]) != row["content_hash"]:
+            problem("documents.jsonl", n, f"document {doc!r}: its title and text do not hash to "
+                                          "its content_hash (altered after export)")
+    runs = unique("runs.jsonl", "name")
+    unknown("results.jsonl", "run", runs, "result of run {!r}, which runs.jsonl lacks")
     versions = {r["name"]: r["content_hash"] for r in archive.rows("references.jsonl")}
     labels: dict[str, dict[str, dict[str, int]]] = {v: {} for v in versions}
     complete: dict[str, dict[str, bool]] = {v: {} for v in versions}
     for member in ("reference_labels.jsonl", "reference_completeness.jsonl"):
         for n, row in enumerate(archive.rows(member), 1):
-            if row["version"] not in versions:
-                problem(member, n, f"row of reference {row['version']!r}, which "
-                                   "references.jsonl lacks")
+            version = row["version"]
+            if version not in versions:
+                problem(member, n, f"row of reference {version!r}, which references.jsonl lacks")
             elif member == "reference_labels.jsonl":
-                labels[row["version"]].setdefault(row["query_id"], {})[row["unit_id"]] = row["gain"]
+                labels[version].setdefault(row["query_id"], {})[row["unit_id"]] = row["gain"]
             else:
-                complete[row["version"]][row["query_id"]] = bool(row["population_complete"])
+                complete[version][row["query_id"]] = bool(row["population_complete"])
     for version, digest in versions.items():
         if reference_hash(labels[version], complete[version]) != digest:
             problem("references.jsonl", 0, f"reference {version!r}: its rows do not hash to its "
                                            f"content hash {digest} (altered after export)")
-    samples = _unique_names(archive, "samples.jsonl", "name", problem)
+    samples = unique("samples.jsonl", "name")
     for member in ("sample_units.jsonl", "sample_nonresponses.jsonl"):
         unknown(member, "sample", samples, "row of sample {!r}, which samples.jsonl lacks")
-    unknown("automatic_labels.jsonl", "import",
-            _unique_names(archive, "automatic_imports.jsonl", "number", problem),
-            "automatic label of import {}, which automatic_imports.jsonl lacks (no import row "
-            "has that number)")
-    unknown("protocol_documents.jsonl", "protocol",
-            _unique_names(archive, "protocols.jsonl", "name", problem),
+    imports = unique("automatic_imports.jsonl", "number")
+    unknown("automatic_labels.jsonl", "import", imports, "automatic label of import {}, which "
+            "automatic_imports.jsonl lacks (no import row has that number)")
+    protocols = unique("protocols.jsonl", "name")
+    unknown("protocol_documents.jsonl", "protocol", protocols,
             "document of protocol {!r}, which protocols.jsonl lacks")
-    _unique_names(archive, "reports.jsonl", "name", problem)
+    unique("reports.jsonl", "name")
     for n, row in enumerate(archive.rows("reports.jsonl"), 1):
         if body_hash(row["body_json"]) != row["content_hash"]:
             problem("reports.jsonl", n, f"report {row['name']!r}: its body does not hash to its "
                                         "content hash (altered after export)")
-    _unique_names(archive, "members.jsonl", "user_id", problem)
+    unique("members.jsonl", "user_id")
     if problems:
-        raise InputErrors([p.model_copy(update={"line": p.line or None}) for p in problems])
-
-
-def _unique_names(archive: OpenedArchive, member: str, key: str,
-                  problem: Callable[[str, int, str], None]) -> set[str]:
-    """The ``key`` values of ``member``'s rows (as text); a problem for each repeated one."""
-    seen: set[str] = set()
-    for n, row in enumerate(archive.rows(member), 1):
-        if str(row[key]) in seen:
-            problem(member, n, f"{key} {row[key]!r} appears twice")
-        seen.add(str(row[key]))
-    return seen
+        raise InputErrors(problems)
 
 
 def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: str | None,
@@ -402,19 +411,37 @@ def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: st
                           seconds=round(time.monotonic() - started, 2))
 
 
-def _archive_row(archive: OpenedArchive, member: str, key: str, value: str) -> dict | None:
-    return next((r for r in archive.rows(member) if r[key] == value), None)
+def _archive_row(archive: OpenedArchive, member: str, user: str) -> dict | None:
+    """The row of ``member`` whose ``user_id`` is ``user``."""
+    return next((r for r in archive.rows(member) if r["user_id"] == user), None)
 
 
-def _insert(db: sqlite_utils.Database, table: str, columns: str, rows: Iterator[tuple]) -> None:
-    """Insert ``rows`` (values of ``columns``) into ``table`` of the staged study in paced
-    short transactions (``staging.Pacer``)."""
-    sql = f"INSERT INTO {table} ({columns}) VALUES ({', '.join('?' * (columns.count(',') + 1))})"
+_RECONCILE = "import into a store without that corpus, or reconcile the documents first"
+_NEW_ORGANISATION = ("INSERT INTO organisations (org_id, name, created_by) VALUES (?, ?, ?) "
+                     "ON CONFLICT DO NOTHING")
+_NEW_RUN = ("INSERT INTO runs (study_id, name, source, protocol_json, corpus_fingerprint, k, "
+            "scan_complete, created_at, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)")
+_NEW_USER = ("INSERT INTO users (user_id, display_name, created_at) VALUES (?, ?, ?) "
+             "ON CONFLICT DO NOTHING")
+
+
+def _paced(db: sqlite_utils.Database, rows: Iterable[tuple],
+           write: Callable[[list[tuple]], object]) -> None:
+    """``write`` each chunk of ``rows`` in paced short transactions (``staging.Pacer``)."""
     pacer = Pacer(CHUNK_ROWS)
     rows = iter(rows)
     chunks = iter(lambda: list(islice(rows, pacer.rows)), [])
-    paced_writes(db, pacer, chunks, partial(db.conn.executemany, sql),
-                 lambda n, _: reporter().advance(n))
+    paced_writes(db, pacer, chunks, write, _advance)
+
+
+def _advance(rows: int, _: object) -> None:
+    reporter().advance(rows)
+
+
+def _insert(db: sqlite_utils.Database, table: str, columns: str, rows: Iterable[tuple]) -> None:
+    """Insert ``rows`` (values of ``columns``) into ``table`` of the staged study, paced."""
+    sql = f"INSERT INTO {table} ({columns}) VALUES ({', '.join('?' * (columns.count(',') + 1))})"
+    _paced(db, rows, partial(db.conn.executemany, sql))
 
 
 def _append_automatic(db: sqlite_utils.Database, archive: OpenedArchive, study_id: str) -> None:
@@ -424,32 +451,36 @@ def _append_automatic(db: sqlite_utils.Database, archive: OpenedArchive, study_i
     for row in archive.rows("automatic_labels.jsonl"):
         counts[row["import"]] = counts.get(row["import"], 0) + 1
     ids: dict[int, int] = {}
+    sql = ("INSERT INTO automatic_imports (study_id, source, file, format, imported_by, "
+           "imported_at, n_labels) VALUES (?, ?, ?, ?, ?, ?, ?)")
     with write_transaction(db):
-        for r in archive.rows("automatic_imports.jsonl"):
-            ids[r["number"]] = db.execute(
-                "INSERT INTO automatic_imports (study_id, source, file, format, imported_by, "
-                "imported_at, n_labels) VALUES (?, ?, ?, ?, ?, ?, ?)",
-                [study_id, r["source"], r["file"], r["format"], r["imported_by"],
-                 r["imported_at"], counts.get(r["number"], 0)]).lastrowid
+        for number, *values in _values(archive, "automatic_imports.jsonl"):
+            ids[number] = db.execute(sql, [study_id, *values, counts.get(number, 0)]).lastrowid
     _insert(db, "automatic_labels", "import_id, query_id, unit_id, gain",
-            ((ids[r["import"]], r["query_id"], r["unit_id"], r["gain"])
-             for r in archive.rows("automatic_labels.jsonl")))
+            ((ids[number], *r) for number, *r in _values(archive, "automatic_labels.jsonl")))
 
 
+def _values(archive: OpenedArchive, member: str) -> Iterator[tuple]:
+    """The rows of ``member`` as tuples, in its columns' order."""
+    return (tuple(r.values()) for r in archive.rows(member))
+
+
+@dataclass
 class _Import:
     """One archive's import (see the module docstring), and what its steps 1-2 wrote, so a
     failure removes it (the staged study takes with it the rows its import created outside
     it: :func:`evalcore.store.staged_studies.record_created`)."""
 
-    def __init__(self, db: sqlite_utils.Database, archive: OpenedArchive, study: StudyIn,
-                 settings: dict[str, Any], importer: str) -> None:
-        self.db, self.archive, self.study = db, archive, study
-        self.settings, self.importer = settings, importer
-        self.created = False
-        self.import_id: str | None = None
-        self.runs: list[int] = []
-        #: Organisations this import created (their members keep the archive's roles).
-        self.new_orgs: list[str] = []
+    db: sqlite_utils.Database
+    archive: OpenedArchive
+    study: StudyIn
+    settings: dict[str, Any]
+    importer: str
+    created: bool = False
+    import_id: str | None = None
+    runs: list[int] = field(default_factory=list)
+    #: Organisations this import created (their members keep the archive's roles).
+    new_orgs: list[str] = field(default_factory=list)
 
     def undo(self) -> None:
         for run_id in self.runs:
@@ -462,68 +493,61 @@ class _Import:
     def create(self) -> None:
         """Step 1: the study, with the importer as its only member (a lead), after every check."""
         db, archive, study, importer = self.db, self.archive, self.study, self.importer
-        settings = self.settings
+        settings, s = self.settings, study.study_id
+        owner = settings["corpus_owner"]
         owners = {r["owner_org"] for r in archive.rows("documents.jsonl")}
-        new_orgs: list[str] = []
         org_rows: list[tuple[str, str]] = []
         with write_transaction(db):
             new_corpus = not corpus_registered(db, study.corpus_id)
-            if settings["corpus_owner"] not in (None, study.org_id) and new_corpus:
-                authorize_organisation_entry(
-                    db, org_id=settings["corpus_owner"], study_id=study.study_id, actor=importer,
-                    what=f"register corpus {study.corpus_id!r} for organisation "
-                         f"{settings['corpus_owner']!r}")
+            if owner not in (None, study.org_id) and new_corpus:
+                what = f"register corpus {study.corpus_id!r} for organisation {owner!r}"
+                authorize_organisation_entry(db, org_id=owner, study_id=s, actor=importer,
+                                             what=what)
             # An organisation new to this store is created by the importer, its first member and
             # owner (as `create_organisation` does); an existing one is joined only by its rules.
             names = {study.org_id: settings["org_name"]}
-            for org in dict.fromkeys(o for o in (study.org_id, settings["corpus_owner"],
-                                                 *sorted(owners - {None})) if o is not None):
-                if db.execute("INSERT INTO organisations (org_id, name, created_by) "
-                              "VALUES (?, ?, ?) ON CONFLICT DO NOTHING", [org, names.get(org) or org, importer]).rowcount:
-                    new_orgs.append(org)
+            for org in dict.fromkeys((study.org_id, owner, *sorted(owners - {None}))):
+                values = [org, names.get(org) or org, importer]
+                if org is not None and db.execute(_NEW_ORGANISATION, values).rowcount:
+                    self.new_orgs.append(org)
             create_study(db, study, actor=importer, created_at=settings["created_at"])
             self.created = True
             if settings.get("measures"):  # parsed before anything was written
-                chosen = parse_measure_list(settings["measures"])
-                db.execute("UPDATE studies SET measures = ? WHERE study_id = ?",
-                           [",".join(m.canonical for m in chosen), study.study_id])
+                chosen = ",".join(m.canonical for m in parse_measure_list(settings["measures"]))
+                db.execute("UPDATE studies SET measures = ? WHERE study_id = ?", [chosen, s])
             if new_corpus:
                 db.execute("UPDATE corpora SET owner_org = ?, created_at = ? WHERE corpus_id = ?",
-                           [settings["corpus_owner"], settings["created_at"], study.corpus_id])
-            user = _archive_row(archive, "users.jsonl", "user_id", importer) or {
+                           [owner, settings["created_at"], study.corpus_id])
+            user = _archive_row(archive, "users.jsonl", importer) or {
                 "user_id": importer, "display_name": "", "created_at": utc_now_iso()}
-            new_user = db.execute("INSERT INTO users (user_id, display_name, created_at) "
-                                  "VALUES (?, ?, ?) ON CONFLICT DO NOTHING", list(user.values())).rowcount > 0
-            db.execute("INSERT INTO study_members (study_id, user_id, role, granted_by, granted_at) "
-                       "VALUES (?, ?, 'lead', ?, ?)", [study.study_id, importer, importer,
-                                                       utc_now_iso()])
-            for org in dict.fromkeys([study.org_id, *new_orgs]):
+            new_user = db.execute(_NEW_USER, list(user.values())).rowcount > 0
+            db.execute("INSERT INTO study_members (study_id, user_id, role, granted_by, "
+                       "granted_at) VALUES (?, ?, 'lead', ?, ?)",
+                       [s, importer, importer, utc_now_iso()])
+            for org in dict.fromkeys([study.org_id, *self.new_orgs]):
                 if org is None or in_organisation(db, importer, org):
                     continue
                 if organisation_claimed(db, org):  # joined only through its admins
-                    require_org_role(org_id=org, user=importer, role=None,
-                                     permission=OrgPermission.READ,
-                                     granters=organisation_admins(db, org), what="import a study",
-                                     study_id=study.study_id)
-                grant = (_archive_row(archive, "organisation_members.jsonl", "user_id", importer)
-                         if org == study.org_id else None) or {"granted_by": importer,
-                                                               "granted_at": None}
+                    require_org_role(org_id=org, user=importer, role=None, study_id=s,
+                                     permission=OrgPermission.READ, what="import a study",
+                                     granters=organisation_admins(db, org))
+                archived = org == study.org_id and _archive_row(
+                    archive, "organisation_members.jsonl", importer)
+                grant = archived or {"granted_by": importer, "granted_at": None}
                 # an unclaimed organisation: its first member, the importer, is its owner
                 join_organisation(db, importer, org, grant["granted_by"],
                                   granted_at=grant["granted_at"])
                 org_rows.append((importer, org))
             if study.org_id is not None:
                 self._check_arrivals()
-            authorize(db, study_id=study.study_id, actor=importer, permission=Permission.IMPORT)
-            authorize(db, study_id=study.study_id, actor=importer, permission=Permission.CREATE_RUN)
+            for permission in (Permission.IMPORT, Permission.CREATE_RUN):
+                authorize(db, study_id=s, actor=importer, permission=permission)
             authorize_corpus_write(db, corpus_id=study.corpus_id, actor=importer, owner_orgs=owners)
-            self.new_orgs = new_orgs
-            record_created(db, study_id=study.study_id, actor=importer, organisations=new_orgs,
+            record_created(db, study_id=s, actor=importer, organisations=self.new_orgs,
                            users=[importer] if new_user else [], memberships=org_rows,
                            corpus=study.corpus_id if new_corpus else None)
             # Invisible from here on (checked above, while it could still be read), until step 3.
-            db.execute("UPDATE studies SET staged_by = ? WHERE study_id = ?",
-                       [staging_owner(), study.study_id])
+            db.execute("UPDATE studies SET staged_by = ? WHERE study_id = ?", [staging_owner(), s])
 
     def _check_arrivals(self) -> None:
         """The archive's members of the study's organisation are restored into it (step 3):
@@ -535,43 +559,37 @@ class _Import:
         listed = {r["user_id"] for r in archive.rows("organisation_members.jsonl")}
         arrivals = sorted(u for u in listed - {importer} if not in_organisation(db, u, org))
         if arrivals:
-            shown = ", ".join(arrivals[:5]) + (f" and {len(arrivals) - 5} more"
-                                               if len(arrivals) > 5 else "")
+            more = f" and {len(arrivals) - 5} more" if len(arrivals) > 5 else ""
+            what = (f"import a study whose archive adds {len(arrivals)} people to it "
+                    f"({', '.join(arrivals[:5])}{more})")
             require_org_role(org_id=org, user=importer, role=organisation_role(db, importer, org),
-                             permission=OrgPermission.ADD_MEMBERS,
-                             granters=organisation_admins(db, org),
-                             what=f"import a study whose archive adds {len(arrivals)} people to it "
-                                  f"({shown})", study_id=study.study_id)
+                             permission=OrgPermission.ADD_MEMBERS, what=what,
+                             granters=organisation_admins(db, org), study_id=study.study_id)
 
     def write_documents(self) -> None:
         """Step 2a: documents new to the corpus; one already there must be the same document."""
         db, archive, study, importer = self.db, self.archive, self.study, self.importer
         corpus = study.corpus_id
-        rows = ((corpus, r["doc_id"], r["title"], r["text"], r["owner_org"], r["created_at"],
-                 r["content_hash"]) for r in archive.rows("documents.jsonl"))
         self.import_id = begin_import(db, corpus)
-        pacer = Pacer(CHUNK_ROWS)
+
+        sql = ("SELECT doc_id, content_hash FROM documents WHERE corpus_id = ? AND doc_id IN "
+               f"(SELECT value FROM json_each(?)) AND {current()}")
 
         def write(chunk: list[tuple]) -> None:
-            existing = dict(db.execute(
-                "SELECT doc_id, content_hash FROM documents WHERE corpus_id = ? AND doc_id IN "
-                f"(SELECT value FROM json_each(?)) AND {current()}",
-                [corpus, json.dumps([r[1] for r in chunk])]).fetchall())
+            existing = dict(db.execute(sql, [corpus, json.dumps([r[1] for r in chunk])]).fetchall())
             changed = sorted(r[1] for r in chunk if r[1] in existing and existing[r[1]] != r[6])
             if changed:
                 raise _refuse(archive, f"{len(changed)} document(s) of corpus {corpus!r} differ "
                                        f"from this store's (first: {changed[:5]}); an import never "
                                        "changes a document other studies use; nothing was written",
-                              "import into a store without that corpus, or reconcile the "
-                              "documents first", member="documents.jsonl")
+                              _RECONCILE, member="documents.jsonl")
             new = [r for r in chunk if r[1] not in existing]
             if new:
-                authorize_corpus_write(db, corpus_id=corpus, actor=importer,
-                                       owner_orgs={r[4] for r in new})
+                owner_orgs = {r[4] for r in new}
+                authorize_corpus_write(db, corpus_id=corpus, actor=importer, owner_orgs=owner_orgs)
                 upsert_document_rows(db, new, keep_owner=True, import_id=self.import_id)
 
-        paced_writes(db, pacer, iter(lambda: list(islice(rows, pacer.rows)), []), write,
-                     lambda n, _: reporter().advance(n))
+        _paced(db, ((corpus, *r) for r in _values(archive, "documents.jsonl")), write)
 
     def stage_runs(self) -> None:
         """Step 2b: each run as a staged (invisible) run, its results in short transactions."""
@@ -579,17 +597,14 @@ class _Import:
         run_ids: dict[str, int] = {}
         for run in archive.rows("runs.jsonl"):
             with write_transaction(db):  # the importer may create runs: checked in step 1
-                run_ids[run["name"]] = int(db.execute(
-                    "INSERT INTO runs (study_id, name, source, protocol_json, corpus_fingerprint, k, "
-                    "scan_complete, created_at, staged_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    [study.study_id, *run.values(), staging_owner()]).lastrowid)
+                values = [study.study_id, *run.values(), staging_owner()]
+                run_ids[run["name"]] = int(db.execute(_NEW_RUN, values).lastrowid)
             self.runs.append(run_ids[run["name"]])
         pacer = Pacer(CHUNK_ROWS)
         for name, rows in groupby(archive.rows("results.jsonl"), key=lambda r: r["run"]):
             ranked = ((r["query_id"], r["rank"], r["unit_id"], r["score"]) for r in rows)
-            paced_writes(db, pacer, whole_query_chunks(ranked, pacer),
-                         partial(write_run_results, db, run_ids[name]),
-                         lambda n, _: reporter().advance(n))
+            write = partial(write_run_results, db, run_ids[name])
+            paced_writes(db, pacer, whole_query_chunks(ranked, pacer), write, _advance)
 
     def append_history(self) -> None:
         """Step 3: the study's history appended to the staged study in short transactions, then
@@ -598,30 +613,18 @@ class _Import:
         db, archive, study, importer = self.db, self.archive, self.study, self.importer
         s = study.study_id
 
-        def rows(member: str) -> Iterator[tuple]:
-            return (tuple(r.values()) for r in archive.rows(member))
-
-        def member(name: str) -> tuple[str, str, Iterable[tuple]]:
-            return _TABLES[name][0], _columns(name), rows(name)
-
-        versions = list(rows("references.jsonl"))
-        # (table, its columns after study_id, rows), in an order the tables' rules accept:
-        # a reference's seal after its rows (nothing can be added to a sealed version).
-        history: list[tuple[str, str, Iterable[tuple]]] = [
-            member("queries.jsonl"), member("label_events.jsonl"),
-            member("completeness_events.jsonl"),
-            ("reference_versions", "name, created_at, created_by, content_hash",
-             (v[:4] for v in versions)),
-            member("reference_labels.jsonl"), member("reference_completeness.jsonl"),
-            ("reference_seals", "name, sealed_at", ((v[0], v[4] or v[1]) for v in versions)),
-            *(member(name) for name in (
-                "protocols.jsonl", "protocol_documents.jsonl", "retrieval_refusals.jsonl",
-                "reports.jsonl", "samples.jsonl", "sample_units.jsonl", "sample_nonresponses.jsonl",
-                "audit.jsonl")),
-            ("removed_queries", "query_id, removed_at, removed_by, reason",
-             removals_in_audit(archive.rows("audit.jsonl"))),
-        ]
-        for table, columns, values in history:
+        versions = list(_values(archive, "references.jsonl"))
+        # table -> (its columns after study_id, rows): the tables no member holds as they are
+        derived: dict[str, tuple[str, Iterable[tuple]]] = {
+            "reference_versions": ("name, created_at, created_by, content_hash",
+                                   (v[:4] for v in versions)),
+            "reference_seals": ("name, sealed_at", ((v[0], v[4] or v[1]) for v in versions)),
+            "removed_queries": ("query_id, removed_at, removed_by, reason",
+                                removals_in_audit(archive.rows("audit.jsonl"))),
+        }
+        for name in _HISTORY:
+            table, (columns, values) = (name, derived[name]) if name in derived else (
+                _TABLES[name][0], (_columns(name), _values(archive, name)))
             _insert(db, table, f"study_id, {columns}", ((s, *r) for r in values))
         _append_automatic(db, archive, s)
         with write_transaction(db):
@@ -634,11 +637,11 @@ class _Import:
             if self.import_id is not None:
                 publish_import(db, self.import_id)
             manifest = archive.manifest
-            record_audit(db, actor=importer, action="study.import", study_id=s, detail={
-                "archive": archive.name, "source_study": manifest.study_id,
-                "exported_at": manifest.exported_at, "exported_by": manifest.exported_by,
-                "rows": {m: e.rows for m, e in manifest.members.items()},
-                "origin": archive.origin.audit(), "withheld": manifest.withheld})
+            detail = {"archive": archive.name, "source_study": manifest.study_id,
+                      "exported_at": manifest.exported_at, "exported_by": manifest.exported_by,
+                      "rows": {m: e.rows for m, e in manifest.members.items()},
+                      "origin": archive.origin.audit(), "withheld": manifest.withheld}
+            record_audit(db, actor=importer, action="study.import", study_id=s, detail=detail)
 
     def _restore_members(self) -> None:
         """The archive's members as they were; the importer stays a lead (their archive row is
@@ -647,20 +650,16 @@ class _Import:
         existing one (admitted by its admin: :func:`_check_arrivals`)."""
         db, archive, study, importer = self.db, self.archive, self.study, self.importer
         s = study.study_id
-        db.conn.executemany("INSERT INTO users (user_id, display_name, created_at) "
-                            "VALUES (?, ?, ?) ON CONFLICT DO NOTHING", (tuple(r.values()) for r in archive.rows("users.jsonl")))
+        db.conn.executemany(_NEW_USER, _values(archive, "users.jsonl"))
         for m in archive.rows("members.jsonl"):
             if m["user_id"] == importer and m["role"] != "lead":
                 continue
-            db.execute("INSERT INTO study_members (study_id, user_id, role, granted_by, granted_at) "
-                       "VALUES (?, ?, ?, ?, ?) ON CONFLICT (study_id, user_id) DO UPDATE SET "
-                       "role = excluded.role, granted_by = excluded.granted_by, "
-                       "granted_at = excluded.granted_at", [s, *m.values()])
+            db.execute(GRANT_STUDY_ROLE, [s, *m.values()])
         if study.org_id is not None:
             created = study.org_id in self.new_orgs
+            rows = _values(archive, "organisation_members.jsonl")
             db.conn.executemany(
                 "INSERT INTO user_organisations (user_id, org_id, granted_by, granted_at, "
                 "role) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING",
-                ((r["user_id"], study.org_id, r["granted_by"], r["granted_at"],
-                  r["role"] if created else "member")
-                 for r in archive.rows("organisation_members.jsonl")))
+                ((user, study.org_id, by, at, role if created else "member")
+                 for user, by, at, role in rows))

@@ -7,8 +7,8 @@ only the studies the actor may see) and that the actor may read it
 store, annotation, analysis and report function that reads a study's data takes
 one instead of a store and a study id, so a read without a check cannot be
 written. Only :func:`open_study` makes a handle. A command, page or session
-opens one and passes it down; a write still checks its own permission with
-:meth:`Study.require` inside its write transaction.
+opens one and passes it down; a write still checks its own permission inside its
+write transaction (a handle opened there with the permission it needs).
 """
 
 from dataclasses import dataclass, field
@@ -37,6 +37,9 @@ class Study:
     role: RoleName | None
     _opened: object = field(default=None, repr=False, compare=False)
     _settings: StudyIn | None = field(default=None, repr=False, compare=False)
+    #: a page run's handle: the one read of the store's marks its reads key on
+    #: (:func:`evalcore.store.marks.marks_read_once`); None: read each time
+    pinned_marks: list | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self._opened is not _OPENED:
@@ -48,13 +51,8 @@ class Study:
         assert self._settings is not None  # open_study always gives them
         return self._settings
 
-    def require(self, permission: Permission) -> None:
-        """Let the actor do ``permission`` now, or raise PermissionDenied (run it inside the
-        write transaction of the action it guards)."""
-        authorize(self.db, study_id=self.study_id, actor=self.actor, permission=permission)
-
     def may(self, permission: Permission) -> bool:
-        """Would :meth:`require` allow ``permission``? (For enabling buttons.)"""
+        """May the actor do ``permission``? (For enabling buttons.)"""
         return allowed(self.db, study_id=self.study_id, actor=self.actor, permission=permission)
 
 

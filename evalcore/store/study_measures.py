@@ -93,10 +93,9 @@ def set_study_measures(
         old = _decode(stored)
         db.execute("UPDATE studies SET measures = ? WHERE study_id = ?",
                    [",".join(m.canonical for m in chosen), study_id])
-        record_audit(db, actor=actor or "local", action="study.measures.set", study_id=study_id,
-                     detail={"old": [m.canonical for m in old],
-                             "new": [m.canonical for m in chosen],
-                             "default_before": not stored})
+        change = {"old": [m.canonical for m in old], "new": [m.canonical for m in chosen],
+                  "default_before": not stored}
+        record_audit(db, actor, "study.measures.set", study_id=study_id, detail=change)
     return old
 
 

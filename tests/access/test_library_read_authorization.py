@@ -39,7 +39,7 @@ from evalcore.live.decide_state import (
 )
 from evalcore.report.from_store import report_from_store
 from evalcore.report.stored import save_report
-from evalcore.retrieval.pin import get_pinned_protocol, list_pinned_protocols, pinned_document_ids
+from evalcore.retrieval.pin import get_pinned_protocol, list_pinned_protocols
 from evalcore.retrieval.search import search_corpus
 from evalcore.store.audit import audit_entries
 from evalcore.store.authorize import allowed, authorize
@@ -190,9 +190,6 @@ def _reads(tmp: Path) -> dict[str, Callable]:
         "query_text": lambda db, s, v: query_text(open_study(db, s, v), "QSECRET1"),
         "query_texts": lambda db, s, v: query_texts(open_study(db, s, v)),
         "study_measures": lambda db, s, v: study_measures(open_study(db, s, v)),
-        "pinned_document_ids": lambda db, s, v: pinned_document_ids(
-            open_study(db, s, v), "PROTSECRET"
-        ),
         "list_samples": lambda db, s, v: list_samples(open_study(db, s, v)),
         "get_sample": lambda db, s, v: get_sample(open_study(db, s, v), "SAMPLESECRET"),
         "sample_units": lambda db, s, v: sample_units(open_study(db, s, v), "SAMPLESECRET"),
@@ -295,7 +292,6 @@ def test_the_lead_reads_the_same_data(store: Path, tmp_path: Path) -> None:  # n
     assert reads["resolve_unit_in_store"](db, STUDY, LEAD).gain == 2
     assert reads["store_marks"](db, STUDY, LEAD).run_ids
     assert reads["study_measures"](db, STUDY, LEAD)
-    assert "DSECRET1" in reads["pinned_document_ids"](db, STUDY, LEAD)
     db.conn.close()
 
 
@@ -308,7 +304,6 @@ _LEAD_LOOKUP_ERRORS = {
     "stored_pair",
     "decide_target",
     "decide_state",
-    "pinned_document_ids",
     "get_sample",
     "sample_units",
     "show_sample",

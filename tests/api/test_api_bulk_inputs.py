@@ -22,7 +22,7 @@ from evalcore.io.errors import InputErrors
 from evalcore.io.ranked import ranked_from_dicts
 from evalcore.io.text_lines import decode_source
 from evalcore.io.trec import parse_qrels, parse_run
-from evalcore.io.trec_eval_scope import trec_eval_scope
+from evalcore.io.trec_eval_scope import scope_of_ids
 from evalcore.io.trec_mappings import ranked_from_mapping
 from tests.trec_observations import trec_observations
 
@@ -62,7 +62,7 @@ def reference(
     k = max(evalcore.parse_measure(m).k for m in measures)
     observations = trec_observations(q, r, k, complete=complete or trec_eval)
     if trec_eval:
-        keep = set(trec_eval_scope(q, r, all_queries=False).query_ids)
+        keep = set(scope_of_ids(set(q.doc_ids), set(r.doc_ids), all_queries=False).query_ids)
         observations = [o for o in observations if o.query_id in keep]
     parsed = [evalcore.parse_measure(m) for m in measures]
     return compute_evaluate(observations, EvalProtocol(trec_eval=trec_eval), measures=parsed), r

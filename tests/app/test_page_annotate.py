@@ -324,7 +324,7 @@ def test_search_hits_show_a_snippet_with_the_terms_highlighted(small_store, new_
 
 def test_a_stale_selector_entry_of_the_open_query_never_switches_query() -> None:
     """The browser sends the entry text; one sent before a label holds old counts."""
-    from app.components.query_picker import picked_query, query_option
+    from app.components.queue import picked_query, query_option
     from evalcore.annotation.progress import QueryProgress
 
     def progress(qid: str, mine: int) -> QueryProgress:

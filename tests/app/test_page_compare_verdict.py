@@ -211,6 +211,32 @@ def test_the_verdicts_are_computed_once_per_store_state(small_store, new_app,
     assert _texts(at)[0] == _sentence(db, ["P@3", "R@3", "nDCG@3", "RR@3"])
 
 
+def test_a_label_shows_on_the_next_run_of_the_same_session(small_store, new_app) -> None:
+    """A run's results are keyed on the store's marks read once for the run: a label
+    written after it moves them, and the session's next run shows it everywhere (the
+    verdict sentence, the results table, the per-query chart)."""
+    _, db = small_store
+    _label(db, {"d1": 2, "d2": 0, "d5": 1})
+    at = new_app(page=PAGE)
+    before = (_texts(at)[0], _results(at), _chart(at))
+    assert before[0] == _sentence(db, ["P@3", "R@3", "nDCG@3", "RR@3"])
+    record_label(db, study_id="s1", query_id="q1", unit_id="d3", gain=3, annotator="a")
+    at.run()
+    assert not at.exception, at.exception
+    after = (_texts(at)[0], _results(at), _chart(at))
+    assert after[0] == _sentence(db, ["P@3", "R@3", "nDCG@3", "RR@3"])
+    assert all(a != b for a, b in zip(after, before, strict=True)), (before, after)
+
+
+def _results(at) -> list:
+    (table,) = [d.value for d in at.dataframe if "run" in d.value.columns]
+    return table.to_dict("records")
+
+
+def _chart(at) -> str:
+    return at.get("plotly_chart")[0].proto.spec
+
+
 def test_the_default_measures_are_the_studys_chosen_ones(small_store, new_app) -> None:
     _, db = small_store
     set_study_measures(db, study_id="s1", measures=["Success@2", "nDCG", "P@50"], actor=None)

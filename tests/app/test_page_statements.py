@@ -124,3 +124,21 @@ def test_an_annotate_run_reads_the_progress_queries_and_document_once(small_stor
     assert len(queries) == 1, queries
     # the progress's snapshot and the pool's cache each ask for the store's marks once
     assert sum(s.startswith(_MARKS) for s in seen) == 2, seen
+
+
+def test_a_compare_run_reads_the_store_marks_once(small_store, new_app):
+    """Every shared result of a Compare run (the live state, the query set, the verdicts,
+    the results table) is keyed on one read of the store's marks, on the run that computes
+    them and on the next that reuses them (each read is a round trip on PostgreSQL)."""
+    at = new_app("alice")
+    db = at.session_state["_rl_db"]
+    for _ in range(2):
+        seen: list[str] = []
+        db.conn.set_trace_callback(seen.append)
+        try:
+            at.switch_page("views/compare.py").run()
+        finally:
+            db.conn.set_trace_callback(None)
+        assert not at.exception, at.exception
+        assert sum(s.startswith(_MARKS) for s in seen) == 1, [
+            s[:60] for s in seen if s.startswith(_MARKS)]

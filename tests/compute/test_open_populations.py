@@ -128,7 +128,9 @@ def test_corpus_size_per_query_through_the_batch():
 
 
 def test_corpus_size_in_observation_jsonl_round_trips(tmp_path):
-    from evalcore.io.observations_jsonl import read_observations, write_observations
+    from observation_strategies import write_observations
+
+    from evalcore.io.observations_jsonl import read_observations
 
     o = obs(["A"], [("A", 1)], corpus_size=1400)
     path = tmp_path / "o.jsonl"

@@ -1,4 +1,4 @@
-"""Observation JSONL reader/writer: every schema error of contract section 2, all at once."""
+"""Observation JSONL reader: every schema error of contract section 2, all at once."""
 
 import json
 from pathlib import Path
@@ -6,14 +6,11 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from observation_strategies import write_observations
 
 from evalcore.contract.observation import Label, Observation
 from evalcore.io.errors import MAX_REPORTED, InputError, InputErrors
-from evalcore.io.observations_jsonl import (
-    parse_observations,
-    read_observations,
-    write_observations,
-)
+from evalcore.io.observations_jsonl import parse_observations, read_observations
 from evalcore.io.text_lines import decode_source
 
 
@@ -203,36 +200,6 @@ def test_write_then_read_round_trips(tmp_path_factory, items):
     assert read_observations(p) == items
 
 
-def test_write_is_atomic_on_failure(tmp_path):
-    p = tmp_path / "o.jsonl"
-    p.write_text("previous\n")
-
-    def broken():
-        yield Observation(**obs())
-        raise RuntimeError("boom")
-
-    with pytest.raises(RuntimeError):
-        write_observations(p, broken())
-    assert p.read_text() == "previous\n"
-    assert list(tmp_path.iterdir()) == [p]
-
-
-def test_written_file_gets_the_usual_mode_and_keeps_an_existing_one(tmp_path):
-    import os
-    import stat
-
-    mask = os.umask(0o022)
-    try:
-        p = tmp_path / "new.jsonl"
-        write_observations(p, [Observation(**obs())])
-        assert stat.S_IMODE(p.stat().st_mode) == 0o644
-        p.chmod(0o600)
-        write_observations(p, [Observation(**obs())])
-        assert stat.S_IMODE(p.stat().st_mode) == 0o600
-    finally:
-        os.umask(mask)
-
-
 def test_labels_jsonl_rejects_a_repeated_key_instead_of_keeping_the_last() -> None:
     from evalcore.io.label_rows import parse_labels
 
@@ -248,7 +215,7 @@ def test_labels_jsonl_rejects_a_repeated_key_instead_of_keeping_the_last() -> No
 
 
 def test_conflict_labels_read_and_write_back(tmp_path):
-    from evalcore.io.observations_jsonl import read_observations, write_observations
+    from evalcore.io.observations_jsonl import read_observations
 
     line = obs(labels=[{"id": "A", "gain": 2}, {"id": "B", "conflict": [2, 0, 2]}])
     (o,) = read_observations(write_lines(tmp_path, [json.dumps(line)]))

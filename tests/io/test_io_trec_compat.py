@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from evalcore.io.errors import InputErrors
 from evalcore.io.text_lines import decode_source
 from evalcore.io.trec import parse_qrels, parse_run
-from evalcore.io.trec_eval_scope import trec_eval_scope
+from evalcore.io.trec_eval_scope import scope_of_ids
 from evalcore.io.trec_mappings import judged_from_mapping, ranked_from_mapping
 
 
@@ -83,7 +83,7 @@ def test_extra_columns_reads_plain_files_the_same():
 def test_trec_eval_scope_keeps_the_intersection_and_names_what_it_ignores():
     qrels = qrels_text("1 0 a 1\n2 0 b 1\n3 0 c 0\n")
     run = run_text("1 Q0 a 1 1 t\n3 Q0 c 1 1 t\n9 Q0 z 1 1 t\n10 Q0 z 1 1 t\n")
-    scope = trec_eval_scope(qrels, run, all_queries=False)
+    scope = scope_of_ids(set(qrels.doc_ids), set(run.doc_ids), all_queries=False)
     assert scope.query_ids == ["1", "3"]
     assert scope.notes == [
         "2 run queries without qrels ignored, as trec_eval ignores them: 10, 9",
@@ -95,7 +95,7 @@ def test_trec_eval_scope_keeps_the_intersection_and_names_what_it_ignores():
 def test_trec_eval_scope_with_all_queries_counts_every_qrels_query():
     qrels = qrels_text("1 0 a 1\n2 0 b 1\n")
     run = run_text("1 Q0 a 1 1 t\n7 Q0 z 1 1 t\n")
-    scope = trec_eval_scope(qrels, run, all_queries=True)
+    scope = scope_of_ids(set(qrels.doc_ids), set(run.doc_ids), all_queries=True)
     assert scope.query_ids == ["1", "2"]
     assert scope.notes[1] == "1 qrels query without results counted as 0 (trec_eval -c): 2"
 
@@ -103,7 +103,7 @@ def test_trec_eval_scope_with_all_queries_counts_every_qrels_query():
 def test_scope_notes_name_at_most_five_queries():
     qrels = qrels_text("".join(f"q{i} 0 a 1\n" for i in range(8)))
     run = run_text("x Q0 a 1 1 t\n")
-    note = trec_eval_scope(qrels, run, all_queries=False).notes[-1]
+    note = scope_of_ids(set(qrels.doc_ids), set(run.doc_ids), all_queries=False).notes[-1]
     assert note.endswith("q0, q1, q2, q3, q4, ... (3 more)")
 
 

@@ -10,7 +10,7 @@ from report_builders import report_from
 from store_fixtures import new_store
 
 from evalcore.contract.evaluation_protocol import EvalProtocol
-from evalcore.io.spreadsheet_cells import FORMULA_START, neutralise, restore
+from evalcore.io.spreadsheet_cells import neutralise, restore
 from evalcore.io.text_lines import decode_source
 from evalcore.report.build import RunInput, build_report
 from evalcore.report.csv_export import render_csv
@@ -19,6 +19,8 @@ from evalcore.store.imports import import_labels
 from evalcore.store.labels import record_label
 from evalcore.store.study_handle import open_study
 
+#: Characters that make a spreadsheet evaluate a cell.
+FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 FORMULAS = ["=HYPERLINK(\"http://evil.example\",\"x\")", "+1+cmd|' /C calc'!A0", "-2+3",
             "@SUM(A1:A9)", "\t=1", "\r=1", "=1", "-", "+"]
 

@@ -13,13 +13,12 @@ import random
 from datetime import UTC, datetime
 
 import pytest
-from fts5_oracle import Fts5Oracle
+from fts5_oracle import Fts5Oracle, match_expression
 from store_fixtures import new_store
 
 from evalcore.retrieval import index_cache
 from evalcore.retrieval.lexical_protocol import LexicalProtocol
 from evalcore.retrieval.pin import pin_protocol
-from evalcore.retrieval.query_syntax import match_expression
 from evalcore.retrieval.snapshot import SnapshotIndex
 from evalcore.store.corpus import DocumentIn, add_documents
 from evalcore.store.lexical_index import pinned_document_texts

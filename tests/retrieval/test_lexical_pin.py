@@ -7,13 +7,9 @@ from lexical_builders import lexical_store, pinned, protocol
 
 from evalcore.retrieval.errors import ProtocolNotFoundError, RetrievalRefused
 from evalcore.retrieval.fingerprint import corpus_fingerprint
-from evalcore.retrieval.pin import (
-    get_pinned_protocol,
-    list_pinned_protocols,
-    pin_protocol,
-    pinned_document_ids,
-)
+from evalcore.retrieval.pin import get_pinned_protocol, list_pinned_protocols, pin_protocol
 from evalcore.store.audit import audit_entries
+from evalcore.store.lexical_index import pinned_document_texts
 from evalcore.store.study_handle import open_study
 
 
@@ -22,7 +18,8 @@ def test_pin_records_the_visible_set_and_its_fingerprint(tmp_path, store_target)
     pin = pinned(db)
     assert pin.document_count == 4
     assert pin.documents_by_organisation == {"acme": 4}
-    assert pinned_document_ids(open_study(db, "s", None), "p1") == {"a1", "a2", "a3", "a4"}  # not "late", not b*
+    texts = pinned_document_texts(open_study(db, "s", None), protocol_name="p1", corpus_id="c")
+    assert [doc_id for doc_id, _, _ in texts] == ["a1", "a2", "a3", "a4"]  # not "late", not b*
     assert pin.corpus_fingerprint == corpus_fingerprint(db, pin.visibility)
     assert pin.protocol.corpus_id == "c"
     assert pin.protocol.corpus_fingerprint == pin.corpus_fingerprint
@@ -81,8 +78,6 @@ def test_unknown_protocol_names_the_pins_that_exist(tmp_path, store_target):
     pinned(db)
     with pytest.raises(ProtocolNotFoundError, match="pinned protocols: p1"):
         get_pinned_protocol(open_study(db, "s", None), "nope")
-    with pytest.raises(ProtocolNotFoundError):
-        pinned_document_ids(open_study(db, "s", None), "nope")
     with pytest.raises(LookupError, match="no study"):
         pin_protocol(db, study_id="x", name="p", protocol=protocol(), actor="t")
 

@@ -3,12 +3,12 @@
 import sqlite3
 
 import pytest
-from fts5_oracle import Fts5Oracle
+from fts5_oracle import Fts5Oracle, match_expression, quote_term
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from lexical_builders import lexical_store, pinned
 
-from evalcore.retrieval.query_syntax import match_expression, query_terms, quote_term
+from evalcore.retrieval.query_syntax import query_terms
 from evalcore.retrieval.search import search_corpus
 from evalcore.retrieval.snapshot import SnapshotIndex
 from evalcore.store.study_handle import open_study

@@ -111,11 +111,10 @@ def test_scores_depend_only_on_the_searched_documents(db):
 def test_the_demo_corpus_ranks_as_fts5_for_every_demo_query(tmp_path):
     """On the demo's knowledge base, each demo query (and a phrase) returns FTS5's documents
     in FTS5's order with FTS5's scores, FTS5 ranking the same documents."""
-    from fts5_oracle import Fts5Oracle
+    from fts5_oracle import Fts5Oracle, match_expression
     from store_fixtures import built_demo
 
     from evalcore.demo.study import DEMO_CORPUS_ID
-    from evalcore.retrieval.query_syntax import match_expression
     from evalcore.retrieval.search import search_corpus_unscoped
     from evalcore.store.connection import open_store
 

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from observation_strategies import write_observations
 from store_fixtures import new_store
 
 from evalcore.analysis.run_evaluation import evaluate_run
@@ -19,7 +20,7 @@ from evalcore.compute.evaluate import evaluate
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import parse_measure
 from evalcore.demo.study import DEMO_STUDY_ID, build_demo
-from evalcore.io.observations_jsonl import read_observations, write_observations
+from evalcore.io.observations_jsonl import read_observations
 from evalcore.store.completeness import is_complete, mark_complete
 from evalcore.store.connection import open_store
 from evalcore.store.labels import adjudicate, record_label

@@ -99,3 +99,20 @@ def test_a_store_is_opened_again_at_its_location(store_target) -> None:
         again.close()
     finally:
         db.close()
+
+
+def test_asking_an_unmigrated_store_for_its_identity_leaves_the_transaction_usable(
+        store_target) -> None:
+    """On PostgreSQL a failed statement aborts the open transaction: asking a store without
+    the identity table (opened without migrating) must not fail a statement, so a read
+    snapshot around it goes on (on either engine)."""
+    from evalcore.store.transaction import read_snapshot
+
+    db = open_store(store_target, migrate=False)
+    try:
+        with read_snapshot(db):
+            with pytest.raises(LookupError, match="older than this evalcore's"):
+                store_identity(db)
+            assert db.execute("SELECT 1").fetchone()[0] == 1
+    finally:
+        db.close()

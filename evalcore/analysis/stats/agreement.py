@@ -105,15 +105,17 @@ def cohen_kappa_quadratic(
     weights = (idx[:, None] - idx[None, :]) ** 2 / (k - 1) ** 2
     d_o = float((weights * observed).sum())
     d_e = float((weights * expected).sum())
+    why = "both annotators used a single, identical category, so no disagreement is expected"
+    return _coefficient(base, d_o, d_e, f"{why} and kappa is undefined")
+
+
+def _coefficient(base: dict, d_o: float, d_e: float, undefined: str) -> AgreementResult:
+    """``1 - d_o / d_e``; not computable (``undefined``: why) if no disagreement is expected."""
     if d_e <= _DEGENERATE:
-        return AgreementResult(
-            **base, status="not_computable", observed=d_o, expected=d_e,
-            reason="both annotators used a single, identical category, so no disagreement "
-            "is expected and kappa is undefined",
-        )
-    return AgreementResult(
-        **base, status="computed", value=1.0 - d_o / d_e, observed=d_o, expected=d_e
-    )
+        return AgreementResult(**base, status="not_computable", observed=d_o, expected=d_e,
+                               reason=undefined)
+    return AgreementResult(**base, status="computed", value=1.0 - d_o / d_e, observed=d_o,
+                           expected=d_e)
 
 
 def coincidence_matrix(data: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
@@ -177,12 +179,5 @@ def krippendorff_alpha(data: np.ndarray, metric: AlphaMetric = "ordinal") -> Agr
     delta2 = _delta2(metric, values, n_c)
     d_o = float((o * delta2).sum()) / n
     d_e = float((np.outer(n_c, n_c) * delta2).sum()) / (n * (n - 1.0))
-    if d_e <= _DEGENERATE:
-        return AgreementResult(
-            **base, status="not_computable", observed=d_o, expected=d_e,
-            reason="every pairable value is the same category, so no disagreement is "
-            "expected and alpha is undefined",
-        )
-    return AgreementResult(
-        **base, status="computed", value=1.0 - d_o / d_e, observed=d_o, expected=d_e
-    )
+    why = "every pairable value is the same category, so no disagreement is expected"
+    return _coefficient(base, d_o, d_e, f"{why} and alpha is undefined")

@@ -176,8 +176,9 @@ class RankingArrays:
         complete = batch.population_complete
         if protocol.trec_eval:
             complete = np.ones(n, dtype=bool)
-        pool = np.full(n, np.inf) if batch.corpus_size is None else np.maximum(
-            batch.corpus_size - batch.n_labels, 0.0)
+        pool = np.full(n, np.inf)
+        if batch.corpus_size is not None:
+            pool = np.maximum(batch.corpus_size - batch.n_labels, 0.0)
         return cls(
             n=n,
             k=batch.k,

@@ -7,9 +7,8 @@ inside one ``write_transaction`` and returns an :class:`ImportSummary`.
 
 from evalcore.store.imports.beir import import_beir
 from evalcore.store.imports.common import ImportSummary
-from evalcore.store.imports.labels import import_labels
+from evalcore.store.imports.labels import import_labels, import_qrels
 from evalcore.store.imports.observations import import_observations
-from evalcore.store.imports.qrels import import_qrels
 from evalcore.store.imports.run import import_run
 
 __all__ = [

@@ -30,14 +30,8 @@ from evalcore.io.text_lines import SourceText
 from evalcore.io.trec import parse_qrels
 from evalcore.store.authorize import authorize
 from evalcore.store.automatic_labels import write_automatic_import
-from evalcore.store.imports.common import (
-    ImportSummary,
-    Source,
-    check_known_ids,
-    load_source,
-    refuse_long_ids,
-)
-from evalcore.store.imports.qrels import _conflict_errors
+from evalcore.store.imports import common
+from evalcore.store.imports.labels import _conflict_errors
 from evalcore.store.studies import get_study
 from evalcore.store.transaction import write_transaction
 
@@ -98,7 +92,7 @@ def _rows(text: SourceText, fmt: AutomaticFormat, gain_map: Mapping[int, int] | 
 
 def import_automatic_labels(
     db: sqlite_utils.Database,
-    source: Source,
+    source: common.Source,
     *,
     study_id: str,
     name: str,
@@ -106,28 +100,28 @@ def import_automatic_labels(
     gain_map: Mapping[int, int] | None = None,
     allow_unknown_ids: bool = False,
     actor: str = "import",
-) -> ImportSummary:
+) -> common.ImportSummary:
     """Import a file of automatic judgments as the source ``name`` (all or nothing);
     see the module docstring."""
     check_source_name(name)
     if format not in AUTOMATIC_FORMATS:
         raise ValueError(f"format {format!r} is not one of {', '.join(AUTOMATIC_FORMATS)}")
     study = get_study(db, study_id)
-    text = load_source(source)
+    text = common.load_source(source)
     rows, warnings, notes = _rows(text, format, gain_map)
     if not rows:
         raise InputErrors.one(text.name, "no automatic judgments in the file",
                               "one line per judged unit: query, unit, gain")
-    refuse_long_ids((i for _, q, u, _ in rows for i in (q, u)), file=text.name, source=text)
+    common.refuse_long_ids((i for _, q, u, _ in rows for i in (q, u)), text)
     with write_transaction(db):  # refused before anything is staged
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
-        check_known_ids(db, study.corpus_id, (u for _, _, u, _ in rows), file=text.name,
-                        allow_unknown=allow_unknown_ids, source=text)
+        common.check_known_ids(db, study.corpus_id, (u for _, _, u, _ in rows), text,
+                        allow_unknown=allow_unknown_ids)
     write_automatic_import(
         db, study_id=study_id, source=name, file=Path(text.name).name, format=format,
         labels=[(q, u, g) for _, q, u, g in rows], actor=actor,
     )
-    return ImportSummary(
+    return common.ImportSummary(
         kind=f"automatic labels ({name}, {format}; not evidence)", study_id=study_id,
         source=text.name, rows=len(rows), queries=len({q for _, q, _, _ in rows}),
         warnings=warnings, notes=notes,

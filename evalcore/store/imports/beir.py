@@ -35,10 +35,10 @@ from evalcore.store.corpora import corpus_owner
 from evalcore.store.document_imports import begin_import, discard_import, publish_import
 from evalcore.store.document_replacements import remove_superseded
 from evalcore.store.imports.common import (
-    SHOWN_UNKNOWN,
     ImportSummary,
     NewEvent,
     check_known_ids,
+    listed,
     mark_queries_complete,
     write_label_events,
 )
@@ -88,17 +88,15 @@ def import_beir(
             if not allow_unknown_ids:
                 _check_queries(db, study_id, beir)
             judged = {e.unit_id for e in events}
-            check_known_ids(db, study.corpus_id, judged,
-                            file=str(Path(folder) / "qrels"), what="corpus-id",
-                            allow_unknown=allow_unknown_ids,
+            check_known_ids(db, study.corpus_id, judged, str(Path(folder) / "qrels"),
+                            what="corpus-id", allow_unknown=allow_unknown_ids,
                             also_known=staged.present(judged) if staged else set(beir.documents),
                             arriving_documents=beir.document_count)
-            if staged is None:
-                authorize_corpus_write(db, corpus_id=study.corpus_id, actor=actor,
-                                       owner_orgs={owner}, doc_ids=beir.documents)
-            else:
-                authorize_corpus_write(db, corpus_id=study.corpus_id, actor=actor,
-                                       owner_orgs={owner} | (existing_owners or set()))
+            # staged: the owners of the stored documents it replaces; else checked by their ids
+            owners = {owner} | (existing_owners or set())
+            ids = beir.documents if staged is None else ()
+            authorize_corpus_write(db, corpus_id=study.corpus_id, actor=actor, owner_orgs=owners,
+                                   doc_ids=ids)
 
         def append(documents: int, changed: int) -> None:
             """Everything but the documents, inside the final write transaction."""
@@ -110,7 +108,7 @@ def import_beir(
             )
             summary.queries = len(beir.queries)
             handle = open_study(db, study_id, actor, Permission.IMPORT)
-            write_label_events(handle, events, f"import of {folder}", summary)
+            write_label_events(handle, events, summary)
             if complete:
                 summary.completeness_events = mark_queries_complete(
                     db, study_id=study_id, query_ids=(e.query_id for e in events), actor=actor,
@@ -150,11 +148,9 @@ def _check_queries(db: sqlite_utils.Database, study_id: str, beir: BeirFolder) -
     for split, judgments in beir.qrels.items():
         unknown = list(dict.fromkeys(j.query_id for j in judgments if j.query_id not in known))
         if unknown:
-            shown = ", ".join(unknown[:SHOWN_UNKNOWN])
-            more = f" and {len(unknown) - SHOWN_UNKNOWN} more" if len(unknown) > SHOWN_UNKNOWN else ""
             errors.append(InputError(
                 file=beir.qrels_files[split], field="query-id",
-                message=f"{len(unknown)} query id(s) not in queries.jsonl: {shown}{more}",
+                message=f"{len(unknown)} query id(s) not in queries.jsonl: {listed(unknown)}",
                 hint="add the queries, or pass --allow-unknown-ids"))
     if errors:
         raise InputErrors(errors)

@@ -88,8 +88,7 @@ class ImportSummary(BaseModel):
         """The import's ``import.<kind>`` audit row: this summary (not its warnings) and
         ``extra``, inside the import's transaction."""
         detail = {**self.model_dump(exclude={"warnings"}), **extra}
-        record_audit(db, actor=actor, action=f"import.{self.kind}", study_id=self.study_id,
-                     detail=detail)
+        record_audit(db, actor, f"import.{self.kind}", study_id=self.study_id, detail=detail)
 
 
 def load_source(source: Source, limits: ReadLimits = DEFAULT_LIMITS) -> SourceText:
@@ -116,22 +115,16 @@ class NewEvent:
 
 
 def check_known_ids(
-    db: sqlite_utils.Database,
-    corpus_id: str,
-    ids: Iterable[str],
-    *,
-    file: str,
-    what: str = "unit",
-    allow_unknown: bool,
-    also_known: set[str] | None = None,
-    source: SourceText | None = None,
+    db: sqlite_utils.Database, corpus_id: str, ids: Iterable[str], source: SourceText | str, *,
+    allow_unknown: bool, what: str = "unit", also_known: set[str] | None = None,
     arriving_documents: int = 0,
 ) -> None:
     """Raise InputErrors listing the first unknown ids, when the corpus has documents.
 
-    An empty corpus (no document stored, none in ``also_known`` and no
-    ``arriving_documents`` written by the same import) accepts any external id. ``allow_unknown`` turns the check off. With the ``source`` the
-    ids were read from, the error names the line of the first unknown id.
+    An empty corpus (no document stored, none in ``also_known`` and no ``arriving_documents``
+    written by the same import) accepts any external id. ``allow_unknown`` turns the check
+    off. ``source`` is the file's name, or the text the ids were read from: then the error
+    names the line of the first unknown id.
     """
     if allow_unknown:
         return
@@ -143,35 +136,34 @@ def check_known_ids(
     wanted = [i for i in dict.fromkeys(ids) if i not in known_extra]
     unknown: list[str] = []
     for marks, chunk in in_chunks(wanted, 900):
-        found = {
-            r[0]
-            for r in db.execute(
-                f"SELECT doc_id FROM documents WHERE corpus_id = ? AND doc_id IN ({marks}) "
-                f"AND {published()}",
-                [corpus_id, *chunk],
-            )
-        }
+        found = {r[0] for r in db.execute(
+            f"SELECT doc_id FROM documents WHERE corpus_id = ? AND doc_id IN ({marks}) "
+            f"AND {published()}", [corpus_id, *chunk])}
         unknown.extend(i for i in chunk if i not in found)
     if unknown:
-        shown = clipped(", ".join(unknown[:SHOWN_UNKNOWN]))
-        more = f" and {len(unknown) - SHOWN_UNKNOWN} more" if len(unknown) > SHOWN_UNKNOWN else ""
+        text = source if isinstance(source, SourceText) else None
         raise InputErrors.one(
-            file, f"{len(unknown)} {what} id(s) not in corpus {corpus_id!r}: {shown}{more}",
+            text.name if text else str(source),
+            f"{len(unknown)} {what} id(s) not in corpus {corpus_id!r}: {clipped(listed(unknown))}",
             "import the documents first, fix the ids, or pass --allow-unknown-ids",
-            line=first_line_of(source, unknown[0]) if source is not None else None)
+            line=first_line_of(text, unknown[0]) if text else None)
 
 
-def refuse_long_ids(
-    ids: Iterable[str], *, file: str, what: str = "", source: SourceText | None = None
-) -> None:
-    """InputErrors naming the first id longer than :data:`MAX_ID_CHARS` (and its line, with the
-    ``source`` it was read from): no such id is stored or echoed whole."""
+def listed(ids: Sequence[str]) -> str:
+    """The first :data:`SHOWN_UNKNOWN` ids, and how many more there are."""
+    more = f" and {len(ids) - SHOWN_UNKNOWN} more" if len(ids) > SHOWN_UNKNOWN else ""
+    return ", ".join(ids[:SHOWN_UNKNOWN]) + more
+
+
+def refuse_long_ids(ids: Iterable[str], source: SourceText, what: str = "") -> None:
+    """InputErrors naming the first id longer than :data:`MAX_ID_CHARS` and its line in the
+    ``source`` it was read from: no such id is stored or echoed whole."""
     for value in ids:
         if len(value) > MAX_ID_CHARS:
             raise InputErrors.one(
-                file, too_long(value, MAX_ID_CHARS, f"a {what} id" if what else "an id") or "",
-                "is this the right file? ids are names, not text",
-                line=first_line_of(source, value) if source is not None else None)
+                source.name, too_long(value, MAX_ID_CHARS, f"a {what} id" if what else "an id")
+                or "", "is this the right file? ids are names, not text",
+                line=first_line_of(source, value))
 
 
 def register_queries(
@@ -188,14 +180,13 @@ def register_queries(
     return int(after - before)
 
 
-def write_label_events(study: Study, events: Sequence[NewEvent], origin: str,
-                       summary: ImportSummary) -> None:
+def write_label_events(study: Study, events: Sequence[NewEvent], summary: ImportSummary) -> None:
     """Append the events (call inside the import's transaction); apply auto-reopen.
 
     A relevant label or adjudication on a unit that is not relevant in the
     working reference, on a query currently marked complete, reopens that query
-    (one ``reopened`` event per query, naming the first such label). ``summary`` gets
-    the events written and the reopened query ids.
+    (one ``reopened`` event per query, naming the first such label and the import's
+    source). ``summary`` gets the events written and the reopened query ids.
     """
     db, study_id = study.db, study.study_id
     threshold = study.settings.relevance_threshold
@@ -226,14 +217,8 @@ def write_label_events(study: Study, events: Sequence[NewEvent], origin: str,
     )
     for q, e in reopen:
         what = "label" if e.kind == "label" else "adjudication"
-        append_completeness_event(
-            db,
-            study_id=study_id,
-            query_id=q,
-            state="reopened",
-            actor=e.annotator,
-            reason=f"new relevant {what} on {e.unit_id} by {e.annotator} ({origin})",
-        )
+        reason = f"new relevant {what} on {e.unit_id} by {e.annotator} (import of {summary.source})"
+        append_completeness_event(db, study_id, q, "reopened", e.annotator, reason)
     summary.label_events, summary.reopened = len(events), [q for q, _ in reopen]
 
 
@@ -245,7 +230,6 @@ def mark_queries_complete(
     written = 0
     for q in dict.fromkeys(query_ids):
         if not states.get(q, False):
-            append_completeness_event(db, study_id=study_id, query_id=q, state="complete",
-                                      actor=actor, reason=reason)
+            append_completeness_event(db, study_id, q, "complete", actor, reason)
             written += 1
     return written

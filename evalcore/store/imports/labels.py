@@ -1,7 +1,7 @@
-"""Import labels from CSV (``query_id,unit_id,gain[,annotator]``) or labels JSONL.
+"""Import human labels: CSV (``query_id,unit_id,gain[,annotator]``), labels JSONL, TREC qrels.
 
-Parsing: :func:`evalcore.io.label_rows.parse_labels`. A
-snapshot file gives one ``label`` event per row (default annotator
+**CSV and JSONL** (:func:`import_labels`). Parsing:
+:func:`evalcore.io.label_rows.parse_labels`. A snapshot file gives one ``label`` event per row (default annotator
 ``csv:<file name>`` / ``jsonl:<file name>``); an event log (as exported by
 ``evalcore export labels``) is replayed row by row, keeping each event's
 kind, annotator, time, note and source, so export -> import reproduces the same
@@ -15,6 +15,20 @@ annotators is refused, naming its lines, and every event is recorded under the
 default annotator, at import time, with source ``import``. ``undo`` events are
 never imported (an undo is its annotator's own act): refused with file:line.
 The audit entry records who imported the file and whether names were kept.
+
+**TREC qrels** (``query_id iteration doc_id gain``, :func:`import_qrels`). Parsing is
+:func:`evalcore.io.trec.parse_qrels` (comments, blank lines, BOM, CRLF, field counts,
+integer gains, ``gain_map``, empty file). On top of it the store import:
+
+* records one ``label`` event per (query, doc) by the annotator
+  ``qrels:<file name>`` (or the one given), source ``import``;
+* collapses an identical repeated row into one event, with a warning;
+* refuses a row that repeats a (query, doc) with a **different** gain (the file
+  contradicts itself): an error naming both lines;
+* refuses doc ids unknown to the study's corpus (when it has documents),
+  unless ``allow_unknown_ids``;
+* with ``complete=True`` declares every qrels query's population complete;
+* applies the auto-reopen rule to queries already complete.
 """
 
 from __future__ import annotations
@@ -27,16 +41,10 @@ import sqlite_utils
 
 from evalcore.access.identity import normalise_user_id
 from evalcore.access.roles import Permission
-from evalcore.io.errors import InputError, InputErrors
+from evalcore.io.errors import ErrorLog, InputError, InputErrors
 from evalcore.io.label_rows import LabelRow, parse_labels
-from evalcore.store.imports.common import (
-    ImportSummary,
-    NewEvent,
-    Source,
-    check_known_ids,
-    load_source,
-    write_label_events,
-)
+from evalcore.io.trec import Qrels, parse_qrels
+from evalcore.store.imports import common
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import open_study
 from evalcore.store.transaction import write_transaction
@@ -44,7 +52,7 @@ from evalcore.store.transaction import write_transaction
 
 def import_labels(
     db: sqlite_utils.Database,
-    source: Source,
+    source: common.Source,
     *,
     study_id: str,
     format: Literal["csv", "jsonl"] = "csv",
@@ -53,26 +61,26 @@ def import_labels(
     allow_unknown_ids: bool = False,
     actor: str = "import",
     keep_annotators: bool = False,
-) -> ImportSummary:
+) -> common.ImportSummary:
     """Import a labels file into the study (all or nothing); see the module docstring."""
     study = get_study(db, study_id)
-    text = load_source(source)
+    text = common.load_source(source)
     default = annotator or f"{format}:{Path(text.name).name}"
     parsed = parse_labels(text, format, default_annotator=default, gain_map=gain_map)
     _refuse_claims(parsed.rows, file=text.name, default=default, keep=keep_annotators)
     events = [
-        NewEvent(r.query_id, r.unit_id, r.kind, r.gain, r.annotator,
+        common.NewEvent(r.query_id, r.unit_id, r.kind, r.gain, r.annotator,
                  r.created_at if keep_annotators else None, r.note,
                  (r.source or "import") if keep_annotators else "import")
         for r in parsed.rows
     ]
-    summary = ImportSummary(kind=f"labels-{format}", study_id=study_id, source=text.name,
+    summary = common.ImportSummary(kind=f"labels-{format}", study_id=study_id, source=text.name,
                             rows=len(parsed.rows), warnings=parsed.warnings, notes=parsed.notes)
     with write_transaction(db):
         handle = open_study(db, study_id, actor, Permission.IMPORT)
-        check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,
-                        allow_unknown=allow_unknown_ids, source=text)
-        write_label_events(handle, events, f"import of {text.name}", summary)
+        common.check_known_ids(db, study.corpus_id, (e.unit_id for e in events), text,
+                        allow_unknown=allow_unknown_ids)
+        common.write_label_events(handle, events, summary)
         summary.queries = len({e.query_id for e in events})
         summary.audit(db, actor, imported_by=actor, kept_annotators=keep_annotators)
     return summary
@@ -108,3 +116,57 @@ def _refuse_claims(rows: Sequence[LabelRow], *, file: str, default: str, keep: b
         ]
     if errors:
         raise InputErrors(sorted(errors, key=lambda e: e.line or 0))
+
+
+def _conflict_errors(qrels: Qrels) -> None:
+    """Raise InputErrors naming both lines of every contradictory repeated judgment."""
+    log = ErrorLog(qrels.name)
+    for c in qrels.contradictions:
+        log.add(
+            c.line,
+            "gain",
+            f"query {c.query_id} doc {c.doc_id}: gain {c.gain} contradicts line {c.first_line} "
+            f"(gain {c.first_gain})",
+            "keep one of the two lines, or import them as different annotators",
+        )
+    log.raise_if_any()
+
+
+def import_qrels(
+    db: sqlite_utils.Database,
+    source: common.Source,
+    *,
+    study_id: str,
+    annotator: str | None = None,
+    complete: bool = False,
+    gain_map: Mapping[int, int] | None = None,
+    allow_unknown_ids: bool = False,
+    actor: str = "import",
+) -> common.ImportSummary:
+    """Import a qrels file into the study (all or nothing); see the module docstring."""
+    study = get_study(db, study_id)
+    text = common.load_source(source)
+    qrels = parse_qrels(text, gain_map)
+    _conflict_errors(qrels)
+    common.refuse_long_ids((i for q, docs in qrels.doc_ids.items() for i in (q, *docs)), text)
+    who = annotator or f"qrels:{Path(text.name).name}"
+    events = [
+        common.NewEvent(q, d, "label", g, who)
+        for q in qrels.doc_ids
+        for d, g in zip(qrels.doc_ids[q], qrels.gains[q], strict=True)
+    ]
+    summary = common.ImportSummary(kind="qrels", study_id=study_id, source=text.name, rows=qrels.n_rows,
+                            warnings=list(qrels.notes), notes=text.notes())
+    with write_transaction(db):
+        handle = open_study(db, study_id, actor, Permission.IMPORT)
+        common.check_known_ids(db, study.corpus_id, (e.unit_id for e in events), text,
+                        what="document", allow_unknown=allow_unknown_ids)
+        common.write_label_events(handle, events, summary)
+        summary.queries = len(qrels.doc_ids)
+        if complete:
+            summary.completeness_events = common.mark_queries_complete(
+                db, study_id=study_id, query_ids=qrels.doc_ids, actor=actor,
+                reason=f"declared complete by import of {text.name}",
+            )
+        summary.audit(db, actor)
+    return summary

@@ -33,18 +33,7 @@ from evalcore.access.roles import Permission
 from evalcore.io.errors import ErrorLog
 from evalcore.io.observations_jsonl import parse_observations
 from evalcore.io.text_lines import numbered_lines
-from evalcore.store.imports.common import (
-    ImportSummary,
-    NewEvent,
-    Source,
-    check_known_ids,
-    load_source,
-    mark_queries_complete,
-    refuse_long_ids,
-    register_queries,
-    source_stem,
-    write_label_events,
-)
+from evalcore.store.imports import common
 from evalcore.store.runs import add_run
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import open_study
@@ -53,27 +42,27 @@ from evalcore.store.transaction import write_transaction
 
 def import_observations(
     db: sqlite_utils.Database,
-    source: Source,
+    source: common.Source,
     *,
     study_id: str,
     run_name: str | None = None,
     annotator: str | None = None,
     allow_unknown_ids: bool = False,
     actor: str = "import",
-) -> ImportSummary:
+) -> common.ImportSummary:
     """Import an observation JSONL file (all or nothing); see the module docstring."""
     study = get_study(db, study_id)
-    text = load_source(source)
+    text = common.load_source(source)
     observations = parse_observations(text)
-    refuse_long_ids((i for o in observations for i in (o.query_id, *o.returned_ids,
-                                                        *(label.id for label in o.labels))),
-                    file=text.name, source=text)
+    ids = (i for o in observations
+           for i in (o.query_id, *o.returned_ids, *(label.id for label in o.labels)))
+    common.refuse_long_ids(ids, text)
     line_numbers = [n for n, _ in numbered_lines(text.text, comments=False)]
     who = annotator or f"observations:{Path(text.name).name}"
-    name = source_stem(Path(text.name).name) if run_name is None else run_name
+    name = common.source_stem(Path(text.name).name) if run_name is None else run_name
     log = ErrorLog(text.name)
     warnings: list[str] = []
-    events: list[NewEvent] = []
+    events: list[common.NewEvent] = []
     first = observations[0]
     ignored: set[str] = set()
     for line, obs in zip(line_numbers, observations, strict=True):
@@ -106,7 +95,7 @@ def import_observations(
                 continue
             earlier = seen.setdefault(label.id, (i, label.gain))
             if earlier[0] == i:
-                events.append(NewEvent(obs.query_id, label.id, "label", label.gain, who))
+                events.append(common.NewEvent(obs.query_id, label.id, "label", label.gain, who))
             elif earlier[1] == label.gain:
                 warnings.append(f"{text.name}:{line}: labels[{i}] repeats labels[{earlier[0]}] "
                                 f"({label.id}, gain {label.gain}); recorded once")
@@ -115,7 +104,7 @@ def import_observations(
                         f"labels[{earlier[0]}] gives {earlier[1]}", "keep one of the two labels")
     log.raise_if_any()
     warnings.extend(f"'{f}' is not stored in a study and was ignored" for f in sorted(ignored))
-    summary = ImportSummary(kind="observations", study_id=study_id, source=text.name,
+    summary = common.ImportSummary(kind="observations", study_id=study_id, source=text.name,
                             rows=len(observations), warnings=warnings, run=name or None,
                             notes=text.notes())
     with write_transaction(db):
@@ -123,14 +112,12 @@ def import_observations(
         if name:
             summary.refuse_run_taken(db, "choose another name with --run, or --run '' to import "
                                          "labels only")
-        check_known_ids(
-            db, study.corpus_id,
-            [*(e.unit_id for e in events), *(u for o in observations for u in o.returned_ids)],
-            file=text.name, allow_unknown=allow_unknown_ids, source=text,
-        )
-        summary.queries = register_queries(db, study_id, (o.query_id for o in observations))
-        write_label_events(handle, events, f"import of {text.name}", summary)
-        summary.completeness_events = mark_queries_complete(
+        returned = (u for o in observations for u in o.returned_ids)
+        common.check_known_ids(db, study.corpus_id, [*(e.unit_id for e in events), *returned], text,
+                        allow_unknown=allow_unknown_ids)
+        summary.queries = common.register_queries(db, study_id, (o.query_id for o in observations))
+        common.write_label_events(handle, events, summary)
+        summary.completeness_events = common.mark_queries_complete(
             db, study_id=study_id,
             query_ids=(o.query_id for o in observations if o.population_complete),
             actor=actor, reason=f"population_complete in {text.name}",

@@ -25,17 +25,9 @@ import sqlite_utils
 from evalcore.access.roles import Permission
 from evalcore.io.progress import reporter
 from evalcore.io.trec import TrecRun, parse_run
-from evalcore.store.audit import record_audit
 from evalcore.store.authorize import authorize
-from evalcore.store.imports.common import (
-    ImportSummary,
-    Source,
-    check_known_ids,
-    load_source,
-    refuse_long_ids,
-    source_stem,
-)
-from evalcore.store.runs import publish_run, stage_run, write_run_results
+from evalcore.store.imports import common
+from evalcore.store.runs import add_run, publish_run, write_run_results
 from evalcore.store.staging import (
     Pacer,
     bulk_writes,
@@ -60,7 +52,7 @@ def _rows(run: TrecRun) -> Iterator[tuple[str, int, str, float]]:
 
 def import_run(
     db: sqlite_utils.Database,
-    source: Source,
+    source: common.Source,
     *,
     study_id: str,
     k: int,
@@ -69,17 +61,16 @@ def import_run(
     corpus_fingerprint: str | None = None,
     scan_complete: bool = True,
     actor: str = "import",
-) -> ImportSummary:
+) -> common.ImportSummary:
     """Import a run file into the study (all or nothing); see the module docstring."""
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
         raise ValueError(f"k must be an integer >= 1, got {k!r}")
     study = get_study(db, study_id)
-    text = load_source(source)
+    text = common.load_source(source)
     run = parse_run(text)
-    refuse_long_ids((i for q, docs in run.doc_ids.items() for i in (q, *docs)),
-                    file=text.name, source=text)
-    run_name = name or (run.tags[0] if len(run.tags) == 1 else source_stem(Path(text.name).name))
-    summary = ImportSummary(kind="run", study_id=study_id, source=text.name, rows=run.n_rows,
+    common.refuse_long_ids((i for q, docs in run.doc_ids.items() for i in (q, *docs)), text)
+    run_name = name or (run.tags[0] if len(run.tags) == 1 else common.source_stem(Path(text.name).name))
+    summary = common.ImportSummary(kind="run", study_id=study_id, source=text.name, rows=run.n_rows,
                             run=run_name, warnings=list(run.notes), notes=text.notes())
     if run.tied_score_pairs:
         summary.warnings.append(
@@ -88,14 +79,14 @@ def import_run(
         )
     # Read-only checks before any write lock is taken.
     summary.refuse_run_taken(db, "choose another name with --name")
-    check_known_ids(db, study.corpus_id, (d for docs in run.doc_ids.values() for d in docs),
-                    file=text.name, what="document", allow_unknown=allow_unknown_ids,
-                    source=text)
+    common.check_known_ids(db, study.corpus_id, (d for docs in run.doc_ids.values() for d in docs),
+                    text, what="document", allow_unknown=allow_unknown_ids)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
-        run_id = stage_run(db, actor=actor, study_id=study_id, name=run_name, source="imported",
-                           k=k, protocol={"imported_from": Path(text.name).name},
-                           corpus_fingerprint=corpus_fingerprint, scan_complete=scan_complete)
+        run_id = add_run(db, actor=actor, study_id=study_id, name=run_name, source="imported",
+                         k=k, protocol={"imported_from": Path(text.name).name},
+                         corpus_fingerprint=corpus_fingerprint, scan_complete=scan_complete,
+                         staged=True)
     try:
         pacer = Pacer()
         progress = reporter()
@@ -108,8 +99,7 @@ def import_run(
         with write_transaction(db):  # the one small commit that makes the whole run visible
             authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
             publish_run(db, run_id, study_id=study_id, actor=actor)
-            record_audit(db, actor=actor, action="import.run", study_id=study_id,
-                         detail=summary.model_dump(exclude={"warnings"}))
+            summary.audit(db, actor)
     except BaseException:
         discard_staged_run(db, run_id)
         raise

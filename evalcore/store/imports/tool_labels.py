@@ -21,14 +21,7 @@ from evalcore.access.roles import Permission
 from evalcore.io.errors import InputErrors
 from evalcore.io.text_lines import SourceText
 from evalcore.io.tool_labels import ToolFormat, ToolRating, parse_tool_labels
-from evalcore.store.imports.common import (
-    ImportSummary,
-    NewEvent,
-    check_known_ids,
-    load_source,
-    refuse_long_ids,
-    write_label_events,
-)
+from evalcore.store.imports import common
 from evalcore.store.query_reads import query_texts
 from evalcore.store.studies import get_study
 from evalcore.store.study_handle import Study, open_study
@@ -45,23 +38,22 @@ def import_tool_labels(
     gain_map: Mapping[int, int] | None = None,
     allow_unknown_ids: bool = False,
     actor: str = "import",
-) -> ImportSummary:
+) -> common.ImportSummary:
     """Import another tool's judgments into the study (all or nothing)."""
     study = get_study(db, study_id)
-    text = load_source(source)
+    text = common.load_source(source)
     parsed = parse_tool_labels(text, fmt, gain_map)
-    refuse_long_ids((r.doc_id for r in parsed.ratings), file=text.name, what="document",
-                    source=text)
+    common.refuse_long_ids((r.doc_id for r in parsed.ratings), text, "document")
     who = annotator or f"{fmt}:{Path(text.name).name}"
-    summary = ImportSummary(kind=f"labels-{fmt}", study_id=study_id, source=text.name,
+    summary = common.ImportSummary(kind=f"labels-{fmt}", study_id=study_id, source=text.name,
                             rows=len(parsed.ratings), warnings=list(parsed.warnings),
                             notes=list(parsed.notes))
     with write_transaction(db):
         handle = open_study(db, study_id, actor, Permission.IMPORT)
         ids = _query_ids(handle, parsed.ratings, fmt, text.name)
-        events = [NewEvent(ids[r.query], r.doc_id, "label", r.gain, who) for r in parsed.ratings]
-        check_known_ids(db, study.corpus_id, (e.unit_id for e in events), file=text.name,
-                        what="document", allow_unknown=allow_unknown_ids, source=text)
+        events = [common.NewEvent(ids[r.query], r.doc_id, "label", r.gain, who) for r in parsed.ratings]
+        common.check_known_ids(db, study.corpus_id, (e.unit_id for e in events), text,
+                        what="document", allow_unknown=allow_unknown_ids)
         known = query_texts(handle, ids.values())
         new_texts = {ids[r.query]: r.query_text for r in parsed.ratings
                      if r.query_text and not known.get(ids[r.query])}
@@ -71,7 +63,7 @@ def import_tool_labels(
             "WHERE queries.text = ''",
             [(study_id, q, t) for q, t in new_texts.items()],
         )
-        write_label_events(handle, events, f"import of {text.name}", summary)
+        common.write_label_events(handle, events, summary)
         summary.queries = len(set(ids.values()))
         summary.audit(db, actor)
     return summary

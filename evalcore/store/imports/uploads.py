@@ -3,7 +3,7 @@
 An uploaded file's name is *never* used as a path: it only labels error
 messages (:func:`display_name`). Bytes are read as files are: gzip, bzip2 and
 xz told by content and decompressed within the same bounds
-(:func:`evalcore.io.text_lines.source_from_bytes`; TREC documents a document at
+(:func:`evalcore.io.text_lines.read_source`; TREC documents a document at
 a time, :func:`evalcore.io.documents.documents_from_bytes`); a BEIR zip is extracted into a
 fresh temporary folder under names this module chooses, after checking every
 member and bounding sizes while streaming (:mod:`evalcore.io.zip_extract`), and
@@ -26,7 +26,7 @@ from evalcore.io.documents import DocumentFields, documents_from_bytes, resolve_
 from evalcore.io.errors import InputErrors
 from evalcore.io.queries import QueryFields
 from evalcore.io.records import AUTO, Layout
-from evalcore.io.text_lines import source_from_bytes
+from evalcore.io.text_lines import read_source
 from evalcore.io.zip_extract import extract_zip
 from evalcore.store.imports import (
     ImportSummary,
@@ -91,9 +91,9 @@ def import_upload(
         raise InputErrors.one(name, f"the upload is {len(data) / 1024**2:,.1f} MiB; uploads are "
                               f"limited to {max_bytes / 1024**2:,.0f} MiB", "import a larger file "
                               "from the command line (evalcore import ...), which reads it from disk")
-    # the options every kind of labels, run or BEIR import takes
+    # the options every kind of labels, run or BEIR import takes; a label file's besides
     common = {"study_id": study_id, "actor": actor, "allow_unknown_ids": allow_unknown_ids}
-    annotator = annotator or None
+    labels = {**common, "annotator": annotator or None, "gain_map": gain_map}
     if kind == "beir":
         return _import_beir_zip(db, data, name, complete=complete, gain_map=gain_map,
                                 owner_org=owner_org, limits=limits, **common)
@@ -102,27 +102,25 @@ def import_upload(
         parsed = documents_from_bytes(data, name, chosen, document_fields, layout=layout,
                                       limits=limits)
         return import_documents(db, parsed, study_id=study_id, owner_org=owner_org, actor=actor)
-    source = source_from_bytes(data, name, limits=limits)
+    source = read_source(data, name, limits=limits)
     if kind == "queries":
         return import_queries(db, source, study_id=study_id, fmt=resolve_format(fmt, name),
                               fields=query_fields, layout=layout, actor=actor)
     if kind in ("labels-quepid", "labels-rre", "labels-rank-eval"):
         tool = kind.removeprefix("labels-")
-        return import_tool_labels(db, source, fmt=tool, annotator=annotator,  # type: ignore[arg-type]
-                                  gain_map=gain_map, **common)
+        return import_tool_labels(db, source, fmt=tool, **labels)  # type: ignore[arg-type]
     if kind == "qrels":
-        return import_qrels(db, source, annotator=annotator, complete=complete,
-                            gain_map=gain_map, **common)
+        return import_qrels(db, source, complete=complete, **labels)
     if kind == "run":
         if k is None:
             raise ValueError("a run import needs k, the cutoff depth its metrics are measured at")
         return import_run(db, source, k=k, name=run_name or None, **common)
     if kind == "observations":
-        return import_observations(db, source, run_name=run_name or None, annotator=annotator,
-                                   **common)
+        return import_observations(db, source, run_name=run_name or None,
+                                   annotator=annotator or None, **common)
     if kind in ("labels-csv", "labels-jsonl"):
-        return import_labels(db, source, format=kind.split("-")[1], annotator=annotator,
-                             gain_map=gain_map, keep_annotators=keep_annotators, **common)
+        return import_labels(db, source, format=kind.split("-")[1],
+                             keep_annotators=keep_annotators, **labels)
     raise ValueError(f"unknown upload kind {kind!r}; choose one of {', '.join(UPLOAD_KINDS)}")
 
 
