@@ -64,7 +64,7 @@ from evalcore.compute.measures.base import (
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.measures import Measure, parse_measure
-from evalcore.store.observations import RunEvidenceColumns, pack_coded, runs_as_columns
+from evalcore.store.observations import RunColumns, runs_as_columns
 from evalcore.store.study_handle import Study
 
 #: Measures of the whole relevant population (\|R\| or IDCG): their value drops when a
@@ -364,13 +364,13 @@ class EvaluatedPair:
 
     run_a: str
     run_b: str
-    columns: list[RunEvidenceColumns]
+    columns: list[RunColumns]
     pair: PairEvaluation
 
     def notes(self) -> list[str]:
         """What the pair's numbers assume besides the labels: the corpus size that bounds
         its open populations, when one is known (:mod:`evalcore.store.population`)."""
-        population = self.columns[0].population if self.columns else None
+        population = self.columns[0].reference.population if self.columns else None
         return [] if population is None else population.size_notes()
 
 
@@ -396,7 +396,7 @@ def stored_pair(
 
 
 def evaluate_column_pair(
-    columns: Sequence[RunEvidenceColumns],
+    columns: Sequence[RunColumns],
     measures: Sequence[Measure | str],
     protocol: EvalProtocol,
 ) -> PairEvaluation:
@@ -404,14 +404,7 @@ def evaluate_column_pair(
     ``measures``, with the study's corpus size they carry, and evaluate them."""
     parsed = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
     depth = packing_depth(parsed)
-    batches = [
-        pack_coded(
-            c.query_ids, c.k, c.coded, c.coded_labels, c.population_complete,
-            scan_complete=c.scan_complete, protocol=protocol, min_depth=depth,
-            corpus_size=c.corpus_size,
-        )
-        for c in columns
-    ]
+    batches = [c.packed(protocol, depth) for c in columns]
     return evaluate_pair(batches[0], batches[1], parsed, protocol)
 
 

@@ -13,14 +13,7 @@ from evalcore.compute.evaluate import evaluate_batch, packing_depth
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
 from evalcore.contract.results import Diagnostics, EvaluationReport
-from evalcore.store.observations import (
-    CodedLabels,
-    ReferenceColumns,
-    RunColumns,
-    pack_run_columns,
-    run_columns,
-    run_tied_score_pairs,
-)
+from evalcore.store.observations import RunColumns, run_columns, run_tied_score_pairs
 from evalcore.store.population import study_population
 from evalcore.store.study_handle import Study
 
@@ -57,20 +50,16 @@ def evaluate_run_measures(
 
 @dataclass(frozen=True)
 class StoredRun:
-    """A stored run's side of its evaluation, ready to pack: its rankings and the reference's
-    labels over its query set as unit codes, and the reader's diagnostics (tied score
-    pairs, the corpus size note)."""
+    """A stored run's side of its evaluation, ready to pack: its columns, the protocol and
+    the reader's diagnostics (tied score pairs, the corpus size note)."""
 
     columns: RunColumns
-    labels: CodedLabels
-    reference: ReferenceColumns
     protocol: EvalProtocol
     diagnostics: Diagnostics
 
     def packed(self, min_depth: int = 0) -> ObservationBatch:
         """The run's batch, positions 1..max(k, ``min_depth``) of every query."""
-        return pack_run_columns(self.columns, self.labels, self.reference, self.protocol,
-                                min_depth)
+        return self.columns.packed(self.protocol, min_depth)
 
 
 def pack_stored_run(
@@ -90,5 +79,4 @@ def pack_stored_run(
     diagnostics = Diagnostics(
         tied_score_pairs=run_tied_score_pairs(study, columns.run.run_id, columns.query_ids),
         notes=study_population(study).size_notes())
-    return StoredRun(columns, evidence.labels_over(study, columns.query_ids), evidence.reference,
-                     protocol or study.settings.protocol(), diagnostics)
+    return StoredRun(columns, protocol or study.settings.protocol(), diagnostics)

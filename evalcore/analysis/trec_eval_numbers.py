@@ -23,7 +23,7 @@ from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.measures import Measure
 from evalcore.io.errors import InputErrors
 from evalcore.io.trec_eval_scope import scope_of_ids
-from evalcore.store.observations import RunEvidenceColumns
+from evalcore.store.observations import RunColumns
 
 #: The name of the compatibility numbers, wherever they are shown.
 COMPAT_LABEL = "unjudged counted as non-relevant (trec_eval compatibility)"
@@ -44,7 +44,7 @@ class TrecEvalCompat(FrozenModel):
 
 
 def trec_eval_compat(
-    columns: Sequence[RunEvidenceColumns],
+    columns: Sequence[RunColumns],
     measures: Sequence[Measure],
     relevance_threshold: int,
     gain: str,
@@ -83,7 +83,7 @@ def _means(batch: ObservationBatch, measures: Sequence[Measure], protocol: EvalP
              for m in measures}, notes)
 
 
-def _compat_side_coded(side: RunEvidenceColumns, measures: Sequence[Measure],
+def _compat_side_coded(side: RunColumns, measures: Sequence[Measure],
                        protocol: EvalProtocol) -> _Means | None:
     """One run's compatibility means from the unit codes the columns hold, with numpy: the
     qrels are the labels without the units in conflict, the queries in trec_eval's scope
@@ -117,7 +117,7 @@ def _compat_side_coded(side: RunEvidenceColumns, measures: Sequence[Measure],
     return _means(batch, measures, protocol, scope.notes)
 
 
-def _empty_id(side: RunEvidenceColumns, used: np.ndarray) -> bool:
+def _empty_id(side: RunColumns, used: np.ndarray) -> bool:
     """Whether the query id ``""`` is judged or ranked, or a unit id ``""`` is ranked or
     labeled (not in conflict): trec_eval input cannot hold it."""
     query_ids = side.query_ids
@@ -165,7 +165,7 @@ class _Picked(Sequence[str]):
 
 
 def _trec_input(
-    side: RunEvidenceColumns,
+    side: RunColumns,
 ) -> tuple[dict[str, Mapping[str, int | tuple[int, ...]]], dict[str, Sequence[str]]]:
     """One run's trec_eval input, as the exported TREC files hold it: the qrels (each
     query's labels without the units in conflict, queries left with none dropped) and the
@@ -180,7 +180,7 @@ def _trec_input(
     return judged, ranked
 
 
-def _compat_side_from_dicts(side: RunEvidenceColumns, names: list[str],
+def _compat_side_from_dicts(side: RunColumns, names: list[str],
                             relevance_threshold: int, gain: str) -> _Means:
     """One run's compatibility means through the nested dicts of ``evalcore.evaluate``, which
     judges what the codes cannot hold as trec_eval input."""

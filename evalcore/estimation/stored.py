@@ -323,12 +323,8 @@ def estimate_stored(
     for (q, unit), gain in responses.items():
         if gain is not None:
             answered.setdefault(q, set()).add(unit)
-    stripped_gains = [
-        {u: g for u, g in gmap.items() if u not in answered.get(q, ())}
-        for q, gmap in zip(columns[0].query_ids, columns[0].gains, strict=True)
-    ]
     stripped_labels = columns[0].coded_labels.without(columns[0].query_ids, answered)
-    stripped = [replace(c, gains=stripped_gains, coded_labels=stripped_labels) for c in columns]
+    stripped = [replace(c, coded_labels=stripped_labels) for c in columns]
     pair = evaluate_column_pair(stripped, wanted, study.settings.protocol())
     predictions = None
     if automatic is not None:

@@ -51,11 +51,9 @@ from evalcore.contract.results import (
 )
 from evalcore.store.marks import StoreMarks, current_marks, touched_queries
 from evalcore.store.observations import (
-    CodedLabels,
     ReferenceColumns,
     RunColumns,
     observations_for_runs,
-    pack_run_columns,
     run_columns,
     study_evidence,
 )
@@ -282,16 +280,12 @@ class RefreshOutcome(FrozenModel):
 
 
 def _evaluate(
-    columns: RunColumns,
-    labels: CodedLabels,
-    reference: ReferenceColumns,
-    protocol: EvalProtocol,
-    extra: Sequence[Measure] = (),
+    columns: RunColumns, protocol: EvalProtocol, extra: Sequence[Measure] = ()
 ) -> tuple[BatchResult, BatchResult | None, Sequence[Sequence[str]]]:
     """The run's section-7 metrics, the ``extra`` measures (None: none) and the top-k units,
-    packed straight from the store's unit codes (``labels``: the reference's over the run's
-    query set; the same batch :func:`observations_for_run` observations would pack to)."""
-    batch = pack_run_columns(columns, labels, reference, protocol)
+    packed straight from the store's unit codes (the same batch :func:`observations_for_run`
+    observations would pack to)."""
+    batch = columns.packed(protocol)
     results = compute(batch, protocol)
     more = compute_more(results, extra) if extra else None
     return results, more, batch.top_units  # named when read
@@ -365,8 +359,7 @@ class LiveDashboard:
             extra = self._extra_measures(run.k)
             columns = run_columns(study, evidence, run, order=order)
             order = columns.query_ids
-            results, more, tops = _evaluate(columns, evidence.labels_over(study, columns.query_ids),
-                                            reference, self.protocol, extra)
+            results, more, tops = _evaluate(columns, self.protocol, extra)
             evaluated[run.name] = results
             self.runs[run.name] = RunState.from_batch(run, columns.query_ids, results, tops)
             self.extra[run.name] = RunState.from_batch(run, columns.query_ids, more, tops,
@@ -518,8 +511,7 @@ class LiveDashboard:
                 continue
             columns = run_columns(study, evidence, name, mine)
             extra = self.extra[name]
-            found, extra_found, tops = _evaluate(columns, evidence.labels_over(study, mine),
-                                                 reference, self.protocol,
+            found, extra_found, tops = _evaluate(columns, self.protocol,
                                                  self._extra_measures(rs.run.k))
             evaluated[name] = found
             results = found.query_results()
@@ -599,15 +591,22 @@ class LiveDashboard:
             return legacy
         return measure.canonical if measure.canonical in self.extra[run_name].metrics else None
 
+    def _measure_state(self, run_name: str, measure: Measure) -> tuple[RunState, str] | None:
+        """The run's state holding ``measure`` and its key there (None: not computed)."""
+        key = self.measure_key(run_name, measure)
+        if key is None:
+            return None
+        return (self.runs if key in METRICS else self.extra)[run_name], key
+
     def measure_values(self, run_name: str, measure: Measure,
                        query_ids: Sequence[str] | None = None) -> list[tuple[str, MetricValue]]:
         """(query_id, value) of ``measure`` for every query of the run, in query order, or for
         those of ``query_ids`` in the run's set, in that order (empty when the run was
         stored too shallow for its cutoff)."""
-        key = self.measure_key(run_name, measure)
-        if key is None:
+        found = self._measure_state(run_name, measure)
+        if found is None:
             return []
-        rs = self.runs[run_name] if key in METRICS else self.extra[run_name]
+        rs, key = found
         results = (rs.results if query_ids is None
                    else rs.results_at([rs.index[q] for q in query_ids if q in rs.index]))
         return [(r.query_id, r.metrics[key]) for r in results]
@@ -615,10 +614,10 @@ class LiveDashboard:
     def measure_columns(self, run_name: str, measure: Measure) -> MeasureColumns | None:
         """The run's per-query arrays of ``measure`` (None: not computed for the run), read
         from the state's arrays without making a per-query result object."""
-        key = self.measure_key(run_name, measure)
-        if key is None:
+        found = self._measure_state(run_name, measure)
+        if found is None:
             return None
-        rs = self.runs[run_name] if key in METRICS else self.extra[run_name]
+        rs, key = found
         reasons = rs.reasons[key]
         return MeasureColumns(
             positions=self._query_rows(run_name),
@@ -639,14 +638,13 @@ class LiveDashboard:
     def measure_unknowns(self, run_name: str, measure: Measure) -> tuple[int, int]:
         """(unlabeled, in conflict): the unknown units behind the run's missing values of
         ``measure`` (see :func:`evalcore.analysis.interval_text.unknown_counts`)."""
-        metric = self.measure_key(run_name, measure)
-        if metric is None:
+        state = self._measure_state(run_name, measure)
+        if state is None:
             return 0, 0
-        key = (run_name, metric)
+        key = (run_name, state[1])
         found = self._unknowns.get(key)
         if found is None:
-            rs = self.runs[run_name] if metric in METRICS else self.extra[run_name]
-            found = self._unknowns[key] = rs.unknown_counts(metric)
+            found = self._unknowns[key] = state[0].unknown_counts(state[1])
         return found
 
     def query_result(self, run_name: str, query_id: str) -> QueryResult | None:

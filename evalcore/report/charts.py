@@ -80,8 +80,7 @@ def per_query_figure(report: Report, metric: MetricName) -> Figure:
             "x": np.asarray(x_ok, dtype=np.int64), "y": np.asarray(y_ok, dtype=np.float64),
             "text": _strings(text_ok), **TOP_ROW, "offsetgroup": name,
             "marker": {**run_marker(index), "color": run_color(index)},
-            "hovertemplate": "%{text}<br>" + f"{label} = " + "%{y:.4f}<extra>" + name
-            + "</extra>",
+            "hovertemplate": f"%{{text}}<br>{label} = %{{y:.4f}}<extra>{name}</extra>",
         })
         data.append({
             "type": "scatter", "mode": "markers", "name": f"{name}: unavailable ({len(x_na)})",

@@ -35,9 +35,9 @@ def csv_header(report: Report | None = None) -> list[str]:
         return head
     ks = {run.k for run in report.runs}
     k = next(iter(ks)) if len(ks) == 1 else None
-    return head + [f"{measure_label(m, k)}_{field}" for m in report_measures(report)
-                   for field in _MEASURE_FIELDS] + (
-                       ["query_set"] if report.query_set is not None else [])
+    labels = [measure_label(m, k) for m in report_measures(report)]
+    head += [f"{label}_{field}" for label in labels for field in _MEASURE_FIELDS]
+    return head + (["query_set"] if report.query_set is not None else [])
 
 
 def _value_cells(value: MetricValue | None, *, lists: bool) -> list[str]:
@@ -62,11 +62,11 @@ def render_csv(report: Report) -> str:
     query_set = (None if report.query_set is None
                  else report.query_set.describe().removeprefix("queries: "))
     for run in report.runs:
-        chosen = ({q.query_id: q.metrics for q in run.measure_values.queries}
-                  if run.measure_values is not None else {})
+        queries = run.measure_values.queries if run.measure_values is not None else []
+        chosen = {q.query_id: q.metrics for q in queries}
+        comparable = str(run.comparable).lower()
         for q in run.evaluation.queries:
-            row = [run.name, str(run.comparable).lower(), q.query_id, q.k,
-                   str(q.valid).lower(), ";".join(q.reasons)]
+            row = [run.name, comparable, q.query_id, q.k, str(q.valid).lower(), ";".join(q.reasons)]
             for metric in METRICS:
                 row += _value_cells(q.metrics.get(metric), lists=True)
             for m in measures:

@@ -8,6 +8,7 @@ their reasons ("unavailable — 13 of 50 queries missing (9
 unlabeled_returned, 4 population_incomplete)"), never as zeros.
 """
 
+from collections.abc import Callable, Mapping, Sequence
 from html import escape
 
 from evalcore.analysis.bottom_line import (
@@ -180,11 +181,8 @@ def _runs_table(report: Report) -> str:
     rows = []
     for run in report.runs:
         label, reason = run.status()
-        css = (
-            ""
-            if label == "comparable"
-            else (' class="notcomparable"' if not run.comparable else ' class="unverified"')
-        )
+        css = ' class="unverified"' if run.comparable else ' class="notcomparable"'
+        css = "" if label == "comparable" else css
         status = f"<span{css}>{_e(label)}</span>" + (f": {_e(reason)}" if reason else "")
         rows.append(
             f"<tr><td>{_e(run.name)}</td><td><code>{_e(run.corpus_fingerprint or 'none')}"
@@ -418,28 +416,36 @@ def _compat_table(pc: PairComparison) -> str:
     )
 
 
+def _value_cells(by_run: Sequence[Mapping[str, Mapping[str, MetricValue]]], query_id: str,
+                 keys: Sequence[str], text: Callable[[MetricValue | None], str]) -> str:
+    """One query's cells: each run's value of each key (``not in run`` for a query the run
+    does not have), an unavailable one marked."""
+    cells = []
+    for values in by_run:
+        metrics = values.get(query_id)
+        for key in keys:
+            value = metrics.get(key) if metrics is not None else None
+            shown = text(value) if metrics is not None else "not in run"
+            css = "" if value is not None and value.available else ' class="unavailable"'
+            cells.append(f"<td{css}>{_e(shown)}</td>")
+    return "".join(cells)
+
+
 def _per_query_table(report: Report) -> str:
     query_ids = sorted(
         {q.query_id for run in report.runs for q in run.evaluation.queries}, key=natural_key
     )
-    by_run = [{q.query_id: q for q in run.evaluation.queries} for run in report.runs]
+    by_run = [{q.query_id: q.metrics for q in run.evaluation.queries} for run in report.runs]
     head = "".join(
         f"<th>{_e(run.name)}<br>{_e(cutoff_label(m, [run.evaluation], aggregate=False))}</th>"
         for run in report.runs
         for m in METRICS
     )
-    rows = []
-    for query_id in query_ids:
-        cells = []
-        for queries in by_run:
-            q = queries.get(query_id)
-            for metric in METRICS:
-                value = q.metrics.get(metric) if q is not None else None
-                text = metric_cell(value) if q is not None else "not in run"
-                css = "" if value is not None and value.available else ' class="unavailable"'
-                cells.append(f"<td{css}>{_e(text)}</td>")
-        text = report.query_texts.get(query_id, "")
-        rows.append(f"<tr><td>{_e(query_id)}</td><td>{_e(text)}</td>{''.join(cells)}</tr>")
+    rows = [
+        f"<tr><td>{_e(q)}</td><td>{_e(report.query_texts.get(q, ''))}</td>"
+        f"{_value_cells(by_run, q, METRICS, metric_cell)}</tr>"
+        for q in query_ids
+    ]
     return (
         f"<h2>Per query</h2><details><summary>{len(query_ids)} queries</summary><table>"
         f"<tr><th>query</th><th>text</th>{head}</tr>{''.join(rows)}</table></details>"
@@ -463,17 +469,9 @@ def _per_query_measures(report: Report) -> str:
         for run in runs
         for m in measures
     )
-    rows = []
-    for query_id in query_ids:
-        cells = []
-        for values in by_run:
-            metrics = values.get(query_id)
-            for m in measures:
-                value = metrics.get(m.canonical) if metrics is not None else None
-                text = metric_value_text(value) if metrics is not None else "not in run"
-                css = "" if value is not None and value.available else ' class="unavailable"'
-                cells.append(f"<td{css}>{_e(text)}</td>")
-        rows.append(f"<tr><td>{_e(query_id)}</td>{''.join(cells)}</tr>")
+    keys = [m.canonical for m in measures]
+    rows = [f"<tr><td>{_e(q)}</td>{_value_cells(by_run, q, keys, metric_value_text)}</tr>"
+            for q in query_ids]
     return (
         f"<h2>Per query: measures</h2><details><summary>{len(query_ids)} queries</summary>"
         f'<table class="measures-per-query"><tr><th>query</th>{head}</tr>{"".join(rows)}'

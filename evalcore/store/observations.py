@@ -12,7 +12,7 @@ document ids as ``permitted_ids`` when the run's protocol names a pinned protoco
 
 The store holds validated data, so observations are built with ``model_construct``.
 :func:`runs_as_columns` reads the same evidence for several runs at once, as columns of
-unit codes (:mod:`evalcore.store.unit_codes`) packed by :func:`pack_coded`.
+unit codes (:mod:`evalcore.store.unit_codes`), :class:`RunColumns`.
 :func:`query_facts` reads what a query set of some runs is resolved from
 (:mod:`evalcore.analysis.query_set`).
 """
@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import repeat
 
 import numpy as np
@@ -116,7 +117,7 @@ def observations_for_runs(
     out: dict[str, list[Observation]] = {}
     for run in runs:
         rankings = _run_rankings(study.db, run.run_id, scope)
-        wanted = _query_set(rankings, labels, ref.complete, scope, removed=removed)
+        wanted = scope if scope is not None else _query_set(rankings, ref, removed)
         pinned = (permitted[run.name] if permitted is not None and run.name in permitted
                   else permitted_ids_for_run(study.db, run))
         observations = out[run.name] = []
@@ -193,30 +194,6 @@ def coded_labels(study: Study, reference: ReferenceColumns, query_ids: list[str]
     return gathered_labels(study, columns, query_ids)
 
 
-def pack_coded(
-    query_ids: list[str],
-    k: int,
-    ranking: CodedRanking,
-    labels: CodedLabels,
-    population_complete: Sequence[bool],
-    *,
-    scan_complete: bool,
-    protocol: EvalProtocol,
-    min_depth: int = 0,
-    corpus_size: int | None = None,
-) -> ObservationBatch:
-    """The batch of a run's coded rankings and a reference's coded labels over one query set
-    (what :meth:`ObservationBatch.from_gain_maps` packs from the same evidence), with the
-    study's ``corpus_size`` (:attr:`ReferenceColumns.corpus_size`)."""
-    batch = ObservationBatch.from_unit_codes(
-        query_ids, k, ranking.offsets, ranking.codes, labels.offsets, labels.units,
-        labels.gain, labels.ids, np.asarray(population_complete, dtype=bool), ranking.names,
-        scan_complete=scan_complete, permitted_units=ranking.permitted_units,
-        protocol=protocol, min_depth=min_depth,
-    )
-    return batch if corpus_size is None else batch.with_corpus_size(corpus_size)
-
-
 def _coded_ranking(
     study: Study, run: RunInfo, wanted: list[str], codes: RankingCodes, names: UnitNamer
 ) -> CodedRanking:
@@ -245,15 +222,51 @@ def _coded_ranking(
     )
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class RunColumns:
-    """One run's side of its observations, without building them (the live views' bulk read)."""
+    """One stored run over a query set against one reference read, column by column: its
+    rankings and the reference's labels as unit codes (what :meth:`packed` packs), and the
+    fields of its observations the metric computer reads, without building them."""
 
     run: RunInfo
     #: the query set (as :func:`observations_for_run` has it), in its order
     query_ids: list[str]
-    #: the run's rankings over the query set as unit codes
     coded: CodedRanking
+    #: the reference's labels over the query set (:meth:`StudyEvidence.labels_over`)
+    coded_labels: CodedLabels
+    reference: ReferenceColumns
+
+    @property
+    def returned_ids(self) -> CodedUnits:
+        """Each query's returned unit ids, named when read."""
+        return self.coded.returned_ids()
+
+    @cached_property
+    def gains(self) -> list[dict[str, int | tuple[int, ...]]]:
+        """Each query's unit -> gain, or the sorted gains of a unit in conflict (unit id
+        order)."""
+        empty: dict[str, int | tuple[int, ...]] = {}
+        return [self.reference.gains.get(q, empty) for q in self.query_ids]
+
+    @cached_property
+    def population_complete(self) -> list[bool]:
+        """Each query's population-complete claim in the reference."""
+        return [self.reference.complete.get(q, False) for q in self.query_ids]
+
+    def packed(self, protocol: EvalProtocol, min_depth: int = 0) -> ObservationBatch:
+        """The run's batch, positions 1..max(k, ``min_depth``) of every query, with the
+        study's corpus size: what :meth:`ObservationBatch.from_gain_maps` packs from the
+        same evidence."""
+        ranking, labels = self.coded, self.coded_labels
+        batch = ObservationBatch.from_unit_codes(
+            self.query_ids, self.run.k, ranking.offsets, ranking.codes, labels.offsets,
+            labels.units, labels.gain, labels.ids,
+            np.asarray(self.population_complete, dtype=bool), ranking.names,
+            scan_complete=self.run.scan_complete, permitted_units=ranking.permitted_units,
+            protocol=protocol, min_depth=min_depth,
+        )
+        size = self.reference.corpus_size
+        return batch if size is None else batch.with_corpus_size(size)
 
 
 def reference_columns(
@@ -294,17 +307,7 @@ def reference_columns(
     )
 
 
-def pack_run_columns(columns: RunColumns, labels: CodedLabels, reference: ReferenceColumns,
-                     protocol: EvalProtocol, min_depth: int = 0) -> ObservationBatch:
-    """The batch of one run's columns against a reference read (``labels``: the reference's
-    labels over the columns' query set, :meth:`StudyEvidence.labels_over`)."""
-    return pack_coded(
-        columns.query_ids, columns.run.k, columns.coded, labels,
-        [reference.complete.get(q, False) for q in columns.query_ids],
-        scan_complete=columns.run.scan_complete, protocol=protocol, min_depth=min_depth,
-        corpus_size=reference.corpus_size)
-
-
+@dataclass(eq=False)
 class StudyEvidence:
     """What a study's stored runs are packed from against one reference read: the
     reference's columns, each run's rankings as unit codes (read when first asked; a run's
@@ -314,27 +317,34 @@ class StudyEvidence:
     cache may keep it under); else None. It holds no store connection: each read takes the
     handle of the reader asking (of the same study)."""
 
-    def __init__(self, study_id: str, reference: ReferenceColumns, names: UnitNamer,
-                 marks: StoreMarks | None = None) -> None:
-        self.study_id = study_id
-        self.reference = reference
-        self.names = names
-        self.marks = marks
-        self._codes: dict[int, RankingCodes] = {}
-        self._labels: tuple[list[str], CodedLabels] | None = None
+    study_id: str
+    reference: ReferenceColumns
+    names: UnitNamer
+    marks: StoreMarks | None = None
+    _codes: dict[int, RankingCodes] = field(default_factory=dict, init=False)
+    _labels: tuple[list[str], CodedLabels] | None = field(default=None, init=False)
 
     def _same_study(self, study: Study) -> None:
         if study.study_id != self.study_id:
             raise ValueError(f"evidence of study {self.study_id!r} read through a handle on "
                              f"study {study.study_id!r}")
 
-    def ranking_codes(self, study: Study, run_id: int) -> RankingCodes:
-        """The run's rankings of every query it answered, as codes (read once)."""
+    def ranking_codes(self, study: Study, run_id: int,
+                      query_ids: list[str] | None = None) -> RankingCodes:
+        """The run's rankings of every query it answered, as codes (read once and kept; a
+        run's never change), or of ``query_ids`` only while those are not kept."""
         self._same_study(study)
         found = self._codes.get(run_id)
+        if found is None and query_ids is not None:
+            return run_ranking_codes(study, run_id, query_ids)
         if found is None:
             found = self._codes[run_id] = run_ranking_codes(study, run_id)
         return found
+
+    def removed(self, study: Study) -> frozenset[str]:
+        """The study's removed queries: those of the marks the reference was read at, else
+        read now."""
+        return self.marks.removed if self.marks is not None else removed_query_ids(study)
 
     def labels_over(self, study: Study, query_ids: list[str]) -> CodedLabels:
         """The reference's labels over ``query_ids`` as codes (made once per query set: the
@@ -366,41 +376,56 @@ def study_evidence(study: Study, reference: str | None = None,
 def run_columns(
     study: Study,
     evidence: StudyEvidence,
-    run_name: str | RunInfo,
+    run: str | RunInfo,
     query_ids: list[str] | None = None,
     order: list[str] | None = None,
 ) -> RunColumns:
-    """The run's rankings over its query set (``query_ids`` when given) against the
-    evidence's reference, as :class:`RunColumns`. ``run_name``: the run's name, or the run
-    as the caller has just listed it (not read again). ``order``: another run's query set,
-    taken as it is when it is this run's too (no sort). The study's removed queries are those
-    of the evidence's marks when it has them (the store's state its reference was read at)."""
-    run = run_name if isinstance(run_name, RunInfo) else get_run(study, run_name)
-    codes = (evidence.ranking_codes(study, run.run_id) if query_ids is None
-             else run_ranking_codes(study, run.run_id, query_ids))
-    reference = evidence.reference
-    removed: frozenset[str] = frozenset()
-    if query_ids is None:  # the query set is made here: without the removed queries
-        removed = (evidence.marks.removed if evidence.marks is not None
-                   else removed_query_ids(study))
-    wanted = _query_set(dict.fromkeys(codes.query_ids), reference.gains, reference.complete,
-                        query_ids, order, removed)
-    return RunColumns(run=run, query_ids=wanted,
-                      coded=_coded_ranking(study, run, wanted, codes, evidence.names))
+    """The run (its name, or the run as the caller has just listed it) over its query set
+    (``query_ids`` when given) against the evidence's reference. ``order``: another run's
+    query set, taken as it is when it is this run's too (no sort). The study's removed
+    queries are those of the evidence's marks when it has them (the store's state its
+    reference was read at)."""
+    run = run if isinstance(run, RunInfo) else get_run(study, run)
+    codes = evidence.ranking_codes(study, run.run_id, query_ids)
+    wanted = query_ids
+    if wanted is None:  # made here: without the removed queries
+        wanted = _query_set(codes.query_ids, evidence.reference, evidence.removed(study), order)
+    coded = _coded_ranking(study, run, wanted, codes, evidence.names)
+    return RunColumns(run, wanted, coded, evidence.labels_over(study, wanted), evidence.reference)
 
 
-def _query_set(
-    rankings: dict, gains: dict, complete: dict, scope: list[str] | None,
-    order: list[str] | None = None,
-    removed: frozenset[str] = frozenset(),
-) -> list[str]:
-    """The queries read: ``scope`` when given, else every query ranked, labeled or claimed
-    but the ``removed`` ones (:mod:`evalcore.store.removed_queries`)."""
-    if scope is not None:
-        return scope
-    wanted = (set(rankings) | set(gains) | set(complete)) - removed
+def runs_as_columns(
+    study: Study,
+    run_names: Sequence[str],
+    evidence: StudyEvidence | None = None,
+    *,
+    query_ids: Sequence[str] | None = None,
+) -> list[RunColumns]:
+    """:func:`run_columns` of each of ``run_names`` over one query set: ``query_ids`` (in
+    its order), else the union of their query sets (in natural query order, removed queries
+    left out), against the ``evidence``'s reference (:func:`study_evidence`; None: the
+    working reference read now)."""
+    get_study(study.db, study.study_id)
+    runs = [get_run(study, name) for name in run_names]
+    if evidence is None:
+        evidence = study_evidence(study)
+    codes = [evidence.ranking_codes(study, run.run_id) for run in runs]  # whole, kept
+    if query_ids is None:
+        ranked = set().union(*(c.query_ids for c in codes))
+        wanted = _query_set(ranked, evidence.reference, evidence.removed(study))
+    else:
+        wanted = list(dict.fromkeys(query_ids))
+    return [run_columns(study, evidence, run, wanted) for run in runs]
+
+
+def _query_set(ranked: Iterable[str], reference: ReferenceColumns, removed: frozenset[str],
+               order: list[str] | None = None) -> list[str]:
+    """Every query ranked, labeled or claimed in ``reference`` but the ``removed`` ones
+    (:mod:`evalcore.store.removed_queries`), in natural order (``order`` when it is this
+    set: taken as it is, no sort)."""
+    wanted = (set(ranked) | set(reference.gains) | set(reference.complete)) - removed
     if order is not None and len(order) == len(wanted) and wanted.issuperset(order):
-        return order  # the same set: already in natural order
+        return order
     return sorted(wanted, key=natural_key)
 
 
@@ -411,80 +436,6 @@ def run_tied_score_pairs(study: Study, run_id: int, query_ids: Sequence[str]) ->
                                   [run_id]).fetchall())
     loads = json.loads
     return count_tied_pairs(loads(scores[q]) for q in query_ids if q in scores)
-
-
-@dataclass(frozen=True, eq=False)
-class RunEvidenceColumns:
-    """One stored run over a query set, column by column: the fields of its observations
-    that the metric computer reads (``gains``: unit -> gain, or the sorted tuple of the
-    gains a unit in conflict may have; in unit id order), and the same rankings and labels
-    as unit codes (what :func:`pack_coded` packs)."""
-
-    run_name: str
-    #: in natural query order (:func:`~evalcore.contract.query_order.natural_key`)
-    query_ids: list[str]
-    k: int
-    #: each query's returned unit ids, named when read
-    returned_ids: CodedUnits
-    gains: list[dict[str, int | tuple[int, ...]]]
-    population_complete: list[bool]
-    scan_complete: bool
-    coded: CodedRanking
-    coded_labels: CodedLabels
-    #: the study's population (:attr:`ReferenceColumns.population`; None: not known)
-    population: StudyPopulation | None = None
-
-    @property
-    def corpus_size(self) -> int | None:
-        """The corpus size the columns' batches carry (None: unknown, unbounded)."""
-        return None if self.population is None else self.population.corpus_size
-
-
-def runs_as_columns(
-    study: Study,
-    run_names: Sequence[str],
-    evidence: StudyEvidence | None = None,
-    *,
-    query_ids: Sequence[str] | None = None,
-) -> list[RunEvidenceColumns]:
-    """The evidence of ``observations_for_run`` for each of ``run_names`` against the
-    ``evidence``'s reference (:func:`study_evidence`; None: the working reference read
-    now), over the union of their query sets (in natural query order; removed queries
-    left out) or over ``query_ids`` (a query set, in its order)."""
-    get_study(study.db, study.study_id)
-    runs = [get_run(study, name) for name in run_names]
-    if evidence is None:
-        evidence = study_evidence(study)
-    ref = evidence.reference
-    labels, complete = ref.gains, ref.complete
-    codes = [evidence.ranking_codes(study, run.run_id) for run in runs]
-    if query_ids is not None:
-        wanted = list(dict.fromkeys(query_ids))
-    else:
-        wanted_set = set(labels) | set(complete)
-        for run_codes in codes:
-            wanted_set.update(run_codes.query_ids)
-        wanted = sorted(wanted_set - removed_query_ids(study), key=natural_key)
-    empty: dict[str, int | tuple[int, ...]] = {}
-    gains = [labels.get(q, empty) for q in wanted]  # both readers give unit id order
-    populated = [complete.get(q, False) for q in wanted]
-    shared_labels = evidence.labels_over(study, wanted)
-    out = []
-    for run, run_codes in zip(runs, codes, strict=True):
-        coded = _coded_ranking(study, run, wanted, run_codes, evidence.names)
-        out.append(RunEvidenceColumns(
-            run_name=run.name,
-            query_ids=wanted,
-            k=run.k,
-            returned_ids=coded.returned_ids(),
-            gains=gains,
-            population_complete=populated,
-            scan_complete=run.scan_complete,
-            coded=coded,
-            coded_labels=shared_labels,
-            population=ref.population,
-        ))
-    return out
 
 
 def _run_queries(study: Study, run_name: str) -> tuple[set[str], frozenset[str]]:
@@ -535,10 +486,9 @@ def query_facts(
     answered = {name: queries[1] for name, queries in per_run.items()}
     removed = removed_query_ids(study)
     ranked = set().union(*(queries[0] for queries in per_run.values()))
-    pool = (set(evaluated.gains) | set(evaluated.complete) | ranked) - removed
     return QueryFacts(
         study_id=study.study_id,
-        query_ids=sorted(pool, key=natural_key),
+        query_ids=_query_set(ranked, evaluated, removed),
         study_query_ids=frozenset(study_query_ids(study)),
         judged=judged,
         answered=answered,

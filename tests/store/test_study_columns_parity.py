@@ -229,7 +229,7 @@ def test_paired_tests_from_the_pair_arrays_equal_compare_metric(tmp_path: Path, 
     both runs' reports, queries excluded for their reasons or a different ``k`` included."""
     db = random_study(new_store_target, 3)
     columns = runs_as_columns(open_study(db, "s", None), ["A", "B"])
-    columns[1] = dataclasses.replace(columns[1], k=k_b)
+    columns[1] = dataclasses.replace(columns[1], run=columns[1].run.model_copy(update={"k": k_b}))
     pair = evaluate_column_pair(columns, MEASURES, db_protocol(db))
     reports = pair.result_a.to_report(), pair.result_b.to_report()
     verdicts = measure_verdicts(pair, "A", "B", queue_limit=None, queues=False)
