@@ -21,7 +21,7 @@ from app.components.session import db_path
 from app.components.shared_results import run_on_own_thread
 from evalcore.annotation.pool import PoolItem, query_pool
 from evalcore.annotation.progress import AnnotatorShare, ProgressCounts, StudyProgress, progress_now
-from evalcore.store.marks import store_marks
+from evalcore.store.marks import current_marks
 from evalcore.store.study_handle import Study, open_study
 
 
@@ -133,4 +133,4 @@ def _pool(path: str, study_id: str, query_id: str, run_ids: tuple[int, ...],
 def cached_pool(study: Study, query_id: str) -> list[PoolItem]:
     """The query's pool, shared by every session (read-only), recomputed only when a run was
     added or removed."""
-    return _pool(str(db_path()), study.study_id, query_id, store_marks(study).run_ids, study)
+    return _pool(str(db_path()), study.study_id, query_id, current_marks(study).run_ids, study)
