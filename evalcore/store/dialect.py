@@ -530,18 +530,7 @@ def detach_scratch(conn: object, schema: str, tables: Iterable[str]) -> None:
 def store_tables(db: object, column: str | None = None) -> list[str]:
     """The store's own tables (not the engine's, not the FTS index's), by name; with
     ``column``, those having it."""
-    if is_postgres(db):
-        sql = ("SELECT t.table_name FROM information_schema.tables t "
-               "WHERE t.table_schema = current_schema() AND t.table_type = 'BASE TABLE' "
-               "AND t.table_name <> 'schema_version' AND (CAST(? AS TEXT) IS NULL OR EXISTS ("
-               "SELECT 1 FROM information_schema.columns c WHERE c.table_schema = t.table_schema "
-               "AND c.table_name = t.table_name AND c.column_name = ?)) ORDER BY 1")
-    else:
-        sql = ("SELECT m.name FROM sqlite_master m WHERE m.type = 'table' "
-               "AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE 'documents_fts%' AND (? IS NULL OR "
-               "EXISTS (SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = ?)) "
-               "ORDER BY m.name")
-    return [name for (name,) in db.execute(sql, [column, column])]  # type: ignore[attr-defined]
+    return [name for (name,) in _catalog(db, "tables", [column, column])]
 
 
 def row_key(db: object, table: str) -> str:
@@ -549,13 +538,7 @@ def row_key(db: object, table: str) -> str:
     integer key, which a SQLite rowid aliases, or the key of a table without a rowid)."""
     if "rowid" in copy_columns(db, table):
         return "rowid"
-    if is_postgres(db):
-        sql = ("SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid "
-               "AND a.attnum = ANY(i.indkey) WHERE i.indrelid = CAST(%s AS regclass) "
-               "AND i.indisprimary ORDER BY array_position(i.indkey, a.attnum)")
-    else:
-        sql = "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk"
-    return ", ".join(name for (name,) in _raw(db).execute(sql, [table]))
+    return ", ".join(name for (name,) in _catalog(db, "primary_key", [table]))
 
 
 def main_file(db: object) -> str:
@@ -584,13 +567,45 @@ def server_place(db: object) -> str:
 
 # -- copying a whole store (evalcore.store.store_copy) --------------------------------------
 
-#: The foreign keys among the store's tables: (table, the table it references).
-_SQLITE_REFERENCES = ('SELECT m.name, f."table" FROM sqlite_master m, '
-                      "pragma_foreign_key_list(m.name) f WHERE m.type = 'table'")
-_PG_REFERENCES = ("SELECT s.relname, d.relname FROM pg_constraint c "
-                  "JOIN pg_class s ON s.oid = c.conrelid JOIN pg_class d ON d.oid = c.confrelid "
-                  "JOIN pg_namespace n ON n.oid = s.relnamespace "
-                  "WHERE c.contype = 'f' AND n.nspname = current_schema()")
+#: Questions to the engine's catalogue: name -> (SQLite's SQL, PostgreSQL's SQL), both run on
+#: the engine's own connection (:func:`_catalog`).
+_CATALOG = {
+    "tables": (
+        """SELECT m.name FROM sqlite_master m WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'
+        AND m.name NOT LIKE 'documents_fts%' AND (? IS NULL OR EXISTS (
+        SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = ?)) ORDER BY m.name""",
+        """SELECT t.table_name FROM information_schema.tables t
+        WHERE t.table_schema = current_schema() AND t.table_type = 'BASE TABLE'
+        AND t.table_name <> 'schema_version' AND (CAST(%s AS TEXT) IS NULL OR EXISTS (
+        SELECT 1 FROM information_schema.columns c WHERE c.table_schema = t.table_schema
+        AND c.table_name = t.table_name AND c.column_name = %s)) ORDER BY 1""",
+    ),
+    "primary_key": (
+        "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk",
+        """SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid
+        AND a.attnum = ANY(i.indkey) WHERE i.indrelid = CAST(%s AS regclass)
+        AND i.indisprimary ORDER BY array_position(i.indkey, a.attnum)""",
+    ),
+    # the foreign keys among the store's tables: (table, the table it references)
+    "references": (
+        """SELECT m.name, f."table" FROM sqlite_master m, pragma_foreign_key_list(m.name) f
+        WHERE m.type = 'table'""",
+        """SELECT s.relname, d.relname FROM pg_constraint c
+        JOIN pg_class s ON s.oid = c.conrelid JOIN pg_class d ON d.oid = c.confrelid
+        JOIN pg_namespace n ON n.oid = s.relnamespace
+        WHERE c.contype = 'f' AND n.nspname = current_schema()""",
+    ),
+    "has_table": (
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?)",
+        "SELECT to_regclass(%s) IS NOT NULL",
+    ),
+}
+
+
+def _catalog(db: object, question: str, params: list | tuple = ()) -> Any:
+    """The cursor of one of the :data:`_CATALOG` questions, asked of ``db``'s engine."""
+    sqlite, postgres = _CATALOG[question]
+    return _raw(db).execute(postgres if is_postgres(db) else sqlite, params)
 
 
 def _raw(db: object) -> Any:
@@ -605,8 +620,7 @@ def tables_in_dependency_order(db: object) -> list[str]:
     the order in which a copy inserts them."""
     names = set(store_tables(db))
     needs: dict[str, set[str]] = {name: set() for name in names}
-    references = _PG_REFERENCES if is_postgres(db) else _SQLITE_REFERENCES
-    for table, referenced in _raw(db).execute(references):
+    for table, referenced in _catalog(db, "references"):
         if table in needs and referenced in names and referenced != table:
             needs[table].add(referenced)
     ordered: list[str] = []
@@ -833,11 +847,7 @@ def reset_identities(db: object) -> None:
 def has_table(db: object, table: str) -> bool:
     """Does the store hold ``table``? Asked of the catalogue rather than tried: on
     PostgreSQL a failed statement aborts the open transaction."""
-    if is_postgres(db):
-        sql = "SELECT to_regclass(%s) IS NOT NULL"
-    else:
-        sql = "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?)"
-    return _raw(db).execute(sql, [table]).fetchone()[0] in (1, True)
+    return _catalog(db, "has_table", [table]).fetchone()[0] in (1, True)
 
 
 def stored_schema_version(db: object) -> int:
