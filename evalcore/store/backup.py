@@ -121,13 +121,10 @@ def _check_references(db: sqlite_utils.Database, check: StoreCheck) -> None:
 
 
 def backup_store(source: str | Path, out: str | Path) -> BackupSummary:
-    """Copy the store at ``source`` (a file or a ``postgresql://`` URL) to the new SQLite
-    store file ``out`` (see the module docstring).
-
-    Raises ``FileExistsError`` if ``out`` exists, ``FileNotFoundError`` if the source file
-    does not, ``ValueError`` if a database is not at this evalcore's schema version or the
-    copy fails its check (the temporary copy is removed then).
-    """
+    """Copy the store at ``source`` (a file or a ``postgresql://`` URL) to the new SQLite store
+    file ``out`` (see the module docstring). FileExistsError if ``out`` exists,
+    FileNotFoundError if the source file does not, ValueError if a database is not at this
+    evalcore's schema version or the copy fails its check (the temporary copy removed)."""
     out = Path(out)
     if out.exists() or out.is_symlink():
         raise FileExistsError(17, "already exists; choose a new file name (a backup never "

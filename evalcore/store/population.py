@@ -77,14 +77,10 @@ class StudyPopulation:
 
 
 def study_population(handle: Study) -> StudyPopulation:
-    """The study's :class:`StudyPopulation` now.
-
-    Counting a large corpus takes a scan, so the answer for one of at least
-    :data:`_KEEP_FROM` documents is kept per store file and study while the corpus's
-    generation (:mod:`evalcore.store.corpus_generations`: every document
-    write and import moves it) stays the same; units new to the study since (its unit
-    dictionary only grows) are checked alone.
-    """
+    """The study's :class:`StudyPopulation` now. A corpus of :data:`_KEEP_FROM` documents or more
+    is counted once per store file and study while its generation
+    (:mod:`evalcore.store.corpus_generations`) stays; units new to the study since are checked
+    alone."""
     db, study = handle.db, handle.settings
     marks = _marks(db, study)
     place = store_place(db)  # a file made again at the same path is another store

@@ -144,11 +144,10 @@ class PgConnection:
 
     @contextlib.contextmanager
     def batched(self) -> Iterator[None]:
-        """Pipeline mode for the block (see the module docstring): the statements queued are
-        sent when one's rows, rowcount or ``lastrowid`` are asked for, and when the block ends.
-        For one write transaction (``BEGIN`` ... ``COMMIT`` inside the block). An exception
-        raised inside leaves the transaction open (or failed) for a ``ROLLBACK``; a statement
-        the server refused raises when the batch it was sent in returns."""
+        """Pipeline mode for one write transaction (``BEGIN`` ... ``COMMIT`` inside the block): the
+        queued statements are sent when a result is asked for and when the block ends. An
+        exception leaves the transaction for a ``ROLLBACK``; a refused statement raises when its
+        batch returns."""
         try:
             with self.raw.pipeline() as self._batched:
                 yield
@@ -237,10 +236,9 @@ class PgDatabase:
 
 
 def connect(url: str, *, lock_timeout_ms: int, read_only: bool = False) -> PgDatabase:
-    """Open ``url`` (``postgresql://...``) in autocommit mode, with SQLite's value types;
-    a statement waits ``lock_timeout_ms`` for a lock (the write lock among them) before it
-    fails as busy; ``read_only``: every transaction of the session is read-only (the server
-    refuses a write)."""
+    """Open ``url`` (``postgresql://...``) in autocommit mode with SQLite's value types; a
+    statement waits ``lock_timeout_ms`` for a lock before it fails as busy; ``read_only``: the
+    server refuses every write of the session."""
     import psycopg
     from psycopg.adapt import Dumper, Loader
     from psycopg.types.string import TextLoader

@@ -99,11 +99,9 @@ BULK_CACHE_KIB = 64 * 1024
 
 @contextmanager
 def bulk_writes(db: sqlite_utils.Database) -> Iterator[None]:
-    """The connection set for writing staged chunks (see the module docstring); restored after.
-
-    Use it around the chunks only: the commit that publishes runs after it, with
-    the connection's own ``synchronous`` (FULL). PostgreSQL has none of these settings.
-    """
+    """The connection set for writing staged chunks (see the module docstring), restored after:
+    around the chunks only, the publishing commit keeps ``synchronous = FULL``. Nothing on
+    PostgreSQL."""
     if dialect.is_postgres(db):
         yield
         return
@@ -156,10 +154,9 @@ def delete_in_chunks(db: sqlite_utils.Database, table: str, key: str, column: st
 def repeat_in_chunks(db: sqlite_utils.Database, sql: str, parameters: list[object],
                      pacer: Pacer | None = None,
                      on_chunk: Callable[[int, float], None] | None = None) -> int:
-    """Run ``sql`` (a write of at most ``LIMIT ?`` rows, the chunk size, its last parameter)
-    in short write transactions until it writes fewer; return the rows written. The rows
-    are chosen inside each transaction. ``pacer``: chunks sized and paced by it (else
-    :data:`DISCARD_CHUNK` rows, no pause); ``on_chunk(rows, held_s)`` is told of each."""
+    """Run ``sql`` (a write of at most ``LIMIT ?`` rows, its last parameter) in short write
+    transactions until it writes fewer; return the rows written. ``pacer``: chunks sized and
+    paced by it (else :data:`DISCARD_CHUNK` rows); ``on_chunk(rows, held_s)`` is told of each."""
     total = 0
     while True:
         size = pacer.rows if pacer is not None else DISCARD_CHUNK
