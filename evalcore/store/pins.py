@@ -104,10 +104,8 @@ def pin_owner_counts(study: Study, name: str) -> dict[str, int]:
 def pin_discrepancies(
     study: Study, name: str, visibility: Visibility
 ) -> Iterator[tuple[str, bool, bool, str | None, str | None, bool]]:
-    """Pinned documents that are not as pinned now, in ``doc_id`` order.
-
-    Each row: ``(doc_id, gone, content_changed, owner_then, owner_now, visible_now)``.
-    """
+    """Pinned documents not as pinned now, in ``doc_id`` order: ``(doc_id, gone,
+    content_changed, owner_then, owner_now, visible_now)``."""
     params = {**visibility.params, "study": study.study_id, "protocol": name}
     yield from study.db.conn.execute(
         "SELECT pd.doc_id, d.doc_id IS NULL, d.content_hash IS NOT pd.content_hash, "
