@@ -58,22 +58,15 @@ def connect_read_write(path: str | Path) -> sqlite_utils.Database:
     ``postgresql://`` URL), usable from several threads (``check_same_thread=False``),
     in autocommit mode: writes issue their own ``BEGIN IMMEDIATE``."""
     if is_postgres_url(path):
-        from evalcore.store.postgres import connect
-
-        return connect(str(path), lock_timeout_ms=BUSY_TIMEOUT_MS)  # type: ignore[return-value]
-    conn = sqlite3.connect(
-        str(path),
-        timeout=BUSY_TIMEOUT_MS / 1000,
-        check_same_thread=False,
-        isolation_level=None,  # autocommit: we issue BEGIN IMMEDIATE ourselves
-    )
+        return _postgres(path, read_only=False)
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
+                           isolation_level=None)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")
     if str(path) != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
         # FULL: a commit is on disk (WAL fsynced) before it returns, so an acknowledged label
-        # survives an OS crash or power loss (NORMAL may lose the last commits), at the cost
-        # of one fsync per write transaction.
+        # survives an OS crash or power loss, at the cost of one fsync per write transaction.
         conn.execute("PRAGMA synchronous = FULL")
     return sqlite_utils.Database(conn)
 
@@ -84,10 +77,7 @@ def open_read_only(path: str | Path) -> sqlite_utils.Database:
     PostgreSQL session whose transactions are read-only). A missing file is
     ``FileNotFoundError`` (nothing is created)."""
     if is_postgres_url(path):
-        from evalcore.store.postgres import connect
-
-        return connect(str(path), lock_timeout_ms=BUSY_TIMEOUT_MS,
-                       read_only=True)  # type: ignore[return-value]
+        return _postgres(path, read_only=True)
     file = Path(path)
     if not file.is_file():
         raise FileNotFoundError(2, "no store file here", str(file))
@@ -95,3 +85,9 @@ def open_read_only(path: str | Path) -> sqlite_utils.Database:
                            timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     return sqlite_utils.Database(conn)
+
+
+def _postgres(url: str | Path, *, read_only: bool) -> sqlite_utils.Database:
+    from evalcore.store.postgres import connect
+
+    return connect(str(url), lock_timeout_ms=BUSY_TIMEOUT_MS, read_only=read_only)  # type: ignore[return-value]
