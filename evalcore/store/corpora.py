@@ -30,10 +30,8 @@ def register_corpus(
     db: sqlite_utils.Database, corpus_id: str, *, owner_org: str | None, actor: str | None,
     adopt: bool = False,
 ) -> None:
-    """Register ``corpus_id`` if new (inside the caller's transaction, after authorisation).
-
-    ``adopt``: an already registered corpus without an owner takes ``owner_org``.
-    """
+    """Register ``corpus_id`` if new (inside the caller's transaction, after authorisation);
+    ``adopt``: a registered corpus without an owner takes ``owner_org``."""
     if owner_org is not None:
         db.execute("INSERT INTO organisations (org_id, name) VALUES (?, ?) "
                    "ON CONFLICT DO NOTHING",

@@ -122,11 +122,9 @@ def in_chunks(ids: Iterable[str], size: int = 500) -> Iterator[tuple[str, list[s
 
 
 def to_postgres(sql: str) -> str:
-    """The PostgreSQL text of one statement the store writes in SQLite's dialect.
-
-    A statement built with ``IN (?, ?, ...)`` lists is translated once whatever their
-    lengths: each list is translated as one marker (cached) and expanded back, so a
-    chunked lookup whose list length changes every call does not parse its SQL anew."""
+    """The PostgreSQL text of one statement the store writes in SQLite's dialect. Each ``IN (?,
+    ?, ...)`` list is translated as one marker and expanded back: a chunked lookup whose list
+    length changes every call is parsed once."""
     lengths = [m.group(0).count("?") for m in _PLACEHOLDER_LIST.finditer(sql)]
     if not lengths:
         return _translated(sql)
@@ -277,14 +275,12 @@ def _char(codes: list["sqlglot.exp.Expression"]) -> "sqlglot.exp.Expression":  #
 
 def _indexed_order(tree: "sqlglot.exp.Expression",  # noqa: F821
                    hints: list[tuple["sqlglot.exp.Table", str]]) -> None:  # noqa: F821
-    """A query reading a table ``INDEXED BY`` an index scans it in the index's order, and
-    SQLite's ``group_concat`` concatenates in scan order (the store relies on it, e.g. a
-    query's labels in unit id order). On PostgreSQL, where the hint is dropped, a query
-    with a ``STRING_AGG`` reads the table from a derived table of the same name sorted
-    by the index's columns (the query's conditions are pushed into it): an aggregate
-    takes its rows in the order its input delivers them, and a sorted subquery is not
-    merged into the query around it. (An ``ORDER BY`` inside each ``STRING_AGG`` would
-    sort every group once per aggregate, several times the work of one sort.)"""
+    """SQLite scans a table read ``INDEXED BY`` an index in the index's order, and
+    ``group_concat`` concatenates in scan order (the store relies on it: a query's labels in
+    unit id order). On PostgreSQL, a query with a ``STRING_AGG`` reads such a table from a
+    derived table of the same name sorted by the index's columns: an aggregate takes its rows in
+    its input's order, and a sorted subquery is not merged away (an ``ORDER BY`` in each
+    ``STRING_AGG`` would sort every group once per aggregate)."""
     from sqlglot import exp
 
     for table, index in hints:
@@ -662,10 +658,9 @@ BATCH_BYTES = 4 << 20
 
 
 def read_rows(db: object, table: str, columns: list[str], batch: int) -> Iterator[list[tuple]]:
-    """The rows of ``table`` (``columns``, in that order) in lists of at most ``batch`` rows and
-    about :data:`BATCH_BYTES`, in row key order, streamed: never the whole table in memory (a
-    server-side cursor on PostgreSQL, which needs an open transaction:
-    :func:`transaction.read_snapshot`)."""
+    """The rows of ``table`` (``columns``) in row key order, streamed in lists of at most
+    ``batch`` rows and about :data:`BATCH_BYTES` (on PostgreSQL a server-side cursor, which
+    needs an open transaction: :func:`transaction.read_snapshot`)."""
     sql = (f"SELECT {', '.join(_quoted(c) for c in columns)} FROM {_quoted(table)} "
            f"ORDER BY {row_key(db, table)}")
     raw = _raw(db)
@@ -688,10 +683,9 @@ def read_rows(db: object, table: str, columns: list[str], batch: int) -> Iterato
 
 def write_rows(db: object, table: str, columns: list[str],
                batches: Iterable[Iterable[tuple]]) -> None:
-    """Insert every row of ``batches`` into ``table`` as given (keys and rowids included):
-    one ``COPY`` on PostgreSQL (one round trip for the lot instead of one per row), batched
-    inserts on SQLite; inside the caller's transaction. For the store's large inserts (a
-    copied store, a run's results and rankings)."""
+    """Insert the rows of ``batches`` into ``table`` as given (keys and rowids included), inside
+    the caller's transaction: one ``COPY`` on PostgreSQL (one round trip), batched inserts on
+    SQLite."""
     names = ", ".join(_quoted(c) for c in columns)
     raw = _raw(db)
     if is_postgres(db):
@@ -748,11 +742,9 @@ def disabled_triggers(db: object) -> list[str]:
 
 @contextmanager
 def insert_triggers_suspended(db: object) -> Iterator[list[tuple[str, str]]]:
-    """Inside the caller's write transaction: the :func:`insert_triggers` are off until the
-    block ends without an error, then on again (disabled and enabled on PostgreSQL, dropped
-    and created again from their own SQL on SQLite). Both are part of the transaction: when
-    the block fails the caller's rollback restores them as they were. The triggers refusing
-    updates and deletes (append-only rules) are never touched."""
+    """Inside the caller's write transaction: the :func:`insert_triggers` are off until the block
+    ends without an error (disabled on PostgreSQL, dropped and created again on SQLite); a
+    failed block's rollback restores them. The append-only triggers are never touched."""
     triggers = insert_triggers(db)
     raw = _raw(db)
     if is_postgres(db):
@@ -805,10 +797,9 @@ GROUP BY c.oid, s.relname, d.relname ORDER BY 1, 3
 
 
 def integrity_check(db: object) -> list[str]:
-    """``["ok"]``, or what the engine finds wrong with the store's structures: SQLite's
-    ``PRAGMA integrity_check`` (pages, indexes, constraints); on PostgreSQL (which checks its
-    own pages) an index left invalid, a constraint not validated or a disabled foreign key
-    trigger."""
+    """``["ok"]``, or what the engine finds wrong: SQLite's ``PRAGMA integrity_check``; on
+    PostgreSQL (which checks its own pages) an invalid index, a constraint not validated or a
+    disabled foreign key trigger."""
     raw = _raw(db)
     if is_postgres(db):
         found = [text for (text,) in raw.execute(_PG_INTEGRITY)]

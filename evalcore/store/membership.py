@@ -184,10 +184,9 @@ def ensure_user(db: sqlite_utils.Database, user_id: str, display_name: str = "")
 
 def join_organisation(db: sqlite_utils.Database, user: str, org_id: str, granted_by: str,
                       role: OrgRole = "member", *, granted_at: str | None = None) -> bool:
-    """Add the membership row with ``role`` (True if new); the caller has authorised it.
-
-    The first member of an organisation becomes its owner, whatever ``role`` says: an
-    organisation always has an owner once it has a member."""
+    """Add the membership row with ``role`` (True if new); the caller has authorised it. The
+    first member becomes the owner, whatever ``role`` says: an organisation with a member has
+    an owner."""
     cursor = db.execute(
         "INSERT INTO user_organisations (user_id, org_id, granted_by, granted_at, role) "
         "SELECT ?, ?, ?, ?, CASE WHEN EXISTS (SELECT 1 FROM user_organisations WHERE org_id = ?) "
