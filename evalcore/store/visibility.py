@@ -34,13 +34,9 @@ def cutoff_key(cutoff: datetime) -> str:
 
 @dataclass(frozen=True)
 class Visibility:
-    """A corpus, an optional organisation set and an optional cutoff, as SQL.
-
-    ``where`` is a condition over the ``documents`` table aliased ``d`` and
-    ``params`` its named parameters. ``organisations=None`` and ``cutoff=None``
-    mean "no restriction" (used by the interactive search box only; a pinned
-    protocol always has both).
-    """
+    """A corpus, an optional organisation set and an optional cutoff, as SQL: ``where`` over
+    ``documents`` aliased ``d``, ``params`` its named parameters. None means no restriction (the
+    search box only; a pinned protocol always has both)."""
 
     corpus_id: str
     organisations: tuple[str, ...] | None = None
