@@ -1,21 +1,17 @@
 """Staged runs: a large import written in short transactions, visible all at once.
 
-A run import inserts its ``runs`` row with ``staged_by`` = ``"host:pid"``, writes its
-results in chunks (each its own short write transaction, so annotators' writes queue for
-at most one chunk) and becomes visible with one small commit clearing ``staged_by``; every
-read of runs ignores staged rows. A failed import discards its rows; those of a process
-that died are discarded by the next :func:`open_store` (:func:`discard_abandoned`).
+A run import inserts its ``runs`` row with ``staged_by`` = ``"host:pid"`` (every read of runs
+ignores it), writes its results in chunks, each its own short write transaction (annotators'
+writes queue for at most one chunk), and publishes with one small commit clearing
+``staged_by``. A failed import discards its rows; a dead process's are discarded by the next
+:func:`open_store` (:func:`discard_abandoned`).
 
-:func:`bulk_writes` sets the connection for the chunks: ``synchronous = NORMAL`` (safe: an
-OS crash may lose the last chunks of a run nobody can see, and the dead importer's run is
-then discarded whole; the publishing commit is FULL and its fsync covers every WAL frame
-before it), no automatic WAL checkpoint inside a chunk's commit (:func:`checkpoint` runs a
-PASSIVE one between chunks, holding no lock) and a larger page cache.
-
-:class:`Pacer` sizes the chunks so each holds the write lock about :data:`TARGET_HOLD_S`,
-and pauses after each as long as it held the lock, so a writer polling SQLite's busy
-handler finds the lock free before the next chunk takes it.
-"""
+:func:`bulk_writes` sets the connection for the chunks: ``synchronous = NORMAL`` (an OS
+crash may lose the last chunks of a run nobody sees, then discarded whole; the publishing
+commit is FULL and its fsync covers every frame before it), no automatic WAL checkpoint in
+a chunk's commit (:func:`checkpoint` runs a PASSIVE one between chunks) and a larger page
+cache. :class:`Pacer` sizes each chunk to hold the write lock about :data:`TARGET_HOLD_S`
+and pauses as long after it, so a writer polling SQLite's busy handler gets the lock."""
 
 import os
 import socket
