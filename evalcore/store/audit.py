@@ -1,9 +1,6 @@
-"""The audit log: who did what to the store, and when (append-only).
-
-Label and completeness events are their own history; the audit log records the
-bulk actions around them (imports, reference freezes, study creation), so a
-reader can tell where every label came from.
-"""
+"""The audit log: who did what to the store, and when (append-only). Label and completeness
+events are their own history; the audit log records the bulk actions around them
+(imports, freezes, study creation), so a reader can tell where every label came from."""
 
 import getpass
 import json

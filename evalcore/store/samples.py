@@ -1,17 +1,13 @@
 """Named samples of a comparison's unknown units, as stored (contract section 13).
 
-A sample is drawn by :mod:`evalcore.estimation.stored` (the design is its business); the
-store keeps what was drawn so it can be shown, exported, labeled in order and estimated
-from: the design as JSON, the runs, measures, seed and size, and every sampled unit in the
-order annotators take it. Drawing and growing are lead-only in team mode (permission
-``DRAW_SAMPLE``) and write their audit entry (``sample.draw`` / ``sample.grow``) in the
-same transaction. A sample grows by appending units (the units already sampled, and their
-labels, stay valid); it never shrinks and a sampled unit is never rewritten.
-
-A sampled unit skipped or judged "can't judge" in the sample's queue is a
-**non-response** (:func:`record_nonresponse`, append-only): it is not a label, the unit
-stays unknown, and the estimate takes its contribution at its worst case.
-"""
+:mod:`evalcore.estimation.stored` draws a sample; the store keeps what was drawn (the design
+as JSON, runs, measures, seed, size, and the units in the order annotators take them) to
+show, export, label and estimate from. Drawing and growing are lead-only in team mode
+(``DRAW_SAMPLE``), audited (``sample.draw`` / ``sample.grow``) in the same transaction. A
+sample only grows by appending units (those sampled, and their labels, stay valid); a
+sampled unit is never rewritten. A unit skipped or judged "can't judge" in the sample's
+queue is a **non-response** (:func:`record_nonresponse`, append-only): not a label, the unit
+stays unknown and the estimate takes it at its worst case."""
 
 from __future__ import annotations
 
