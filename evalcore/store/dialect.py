@@ -1,25 +1,20 @@
 """Where SQLite and PostgreSQL differ: the one place that knows both dialects.
 
-The store writes its queries in SQLite's dialect; on PostgreSQL each statement passes
-through :func:`to_postgres` (sqlglot, cached per SQL text in memory and, between
-processes, in the cache folder: :mod:`evalcore.store.translation_cache`), and what
-sqlglot does not translate is rewritten on its syntax tree (:func:`_rewrite`): ``INSERT OR IGNORE``,
-``json_each``, ``GLOB``, ``char``, ``TOTAL``, ``INDEXED BY`` hints (a ``group_concat`` over
-such a scan is ordered by the index's columns), attached scratch databases, unnamed
-subqueries, integers used as truth values and truth values used as integers, SQLite's bare
-columns, and JSON read from text.
+The store writes its queries in SQLite's dialect; on PostgreSQL each passes through
+:func:`to_postgres` (sqlglot, cached in memory and between processes:
+:mod:`evalcore.store.translation_cache`), and what sqlglot leaves is rewritten on its syntax
+tree (:func:`_rewrite`): ``INSERT OR IGNORE``, ``json_each``, ``GLOB``, ``char``, ``TOTAL``,
+``INDEXED BY`` (a ``group_concat`` over such a scan ordered by the index), attached scratch
+databases, unnamed subqueries, integers as truth values and truth values as integers,
+SQLite's bare columns, and JSON read from text.
 
-Schema statements (:func:`schema_to_postgres`) also map the types: ``INTEGER`` is
-``BIGINT``, an ``INTEGER PRIMARY KEY`` an identity column, every ``TEXT`` column is
-``COLLATE "C"`` (bytewise, as SQLite's BINARY: orders do not depend on the server's
-locale), a table with a rowid and no integer key gets an identity column ``rowid`` (the
-store reads documents and studies in rowid order), and a trigger becomes a PL/pgSQL
-function raising the same message as an integrity error. The FTS5 index of the early
-migrations is never created on PostgreSQL.
-
-The errors the callers treat alike on both engines are here too:
-:func:`database_errors`, :func:`integrity_errors` and :func:`is_busy`.
-"""
+Schema statements (:func:`schema_to_postgres`) also map the types: ``INTEGER`` is ``BIGINT``,
+an ``INTEGER PRIMARY KEY`` an identity column, every ``TEXT`` column ``COLLATE "C"`` (bytewise
+as SQLite's BINARY, whatever the server's locale), a table with a rowid and no integer key
+gets an identity column ``rowid`` (documents and studies are read in rowid order), and a
+trigger becomes a PL/pgSQL function raising its message as an integrity error. The FTS5
+index of the early migrations is never created on PostgreSQL. The errors callers treat
+alike on both engines are here too (:func:`database_errors`, :func:`is_busy`, ...)."""
 
 import hashlib
 import re

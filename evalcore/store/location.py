@@ -1,15 +1,11 @@
 """Where a store lives (a SQLite file path or a PostgreSQL URL) and connecting to it.
 
-``--db``, ``RELEVANCE_LEDGER_DB`` and :func:`evalcore.store.connection.open_store`
-take either. The checks that only mean something for a file (does it exist, is its
-folder there) go through these helpers, so a URL passes them unchanged.
-
-A connection is opened without migrating or cleaning the store up (that is
-:func:`evalcore.store.connection.open_store`), with a busy timeout (PostgreSQL: a lock
-timeout of the same length), so two writers queue instead of failing; a SQLite store is
-in WAL mode with ``synchronous = FULL``: an acknowledged label survives an OS crash. This
-module imports no store module, so any of them may open a store through it.
-"""
+``--db``, ``RELEVANCE_LEDGER_DB`` and :func:`evalcore.store.connection.open_store` take
+either; the checks that only mean something for a file go through these helpers, so a URL
+passes them. A connection is opened unmigrated, with a busy timeout (PostgreSQL: a lock
+timeout) so writers queue; a SQLite store in WAL mode with ``synchronous = FULL`` (an
+acknowledged label survives an OS crash). No store module is imported here, so any may
+open a store through it."""
 
 import sqlite3
 from pathlib import Path

@@ -1,10 +1,7 @@
-"""The facts access control decides on: study modes, roles, leads and organisation memberships.
-
-:mod:`evalcore.store.authorize` and :mod:`evalcore.store.scoping` pass these facts
-to the rules of :mod:`evalcore.access.decisions`. The writers at the end (users and
-organisation memberships as rows) only write, inside the caller's transaction: who
-may is decided by :mod:`evalcore.store.members` and :mod:`evalcore.store.studies`.
-"""
+"""The facts access control decides on: study modes, roles, leads and organisation
+memberships, passed by :mod:`evalcore.store.authorize` and :mod:`evalcore.store.scoping` to
+:mod:`evalcore.access.decisions`. The writers at the end only write, inside the caller's
+transaction (who may: :mod:`evalcore.store.members`, :mod:`evalcore.store.studies`)."""
 
 import json
 from collections.abc import Iterable

@@ -1,11 +1,7 @@
-"""The pinned retrieval workflow's tables: ``protocols`` and ``protocol_documents``.
-
-A pin is immutable: one row in ``protocols`` (the protocol JSON with its corpus
-fingerprint) and one row per visible document (id, content hash, owner) in
-``protocol_documents``. :mod:`evalcore.retrieval.pin` builds and checks pins;
-this module only reads and writes their rows. Document sets are selected by a
-:class:`~evalcore.store.visibility.Visibility`.
-"""
+"""The pinned retrieval workflow's rows: an immutable pin is one ``protocols`` row (the
+protocol JSON with its corpus fingerprint) and one ``protocol_documents`` row per visible
+document (id, content hash, owner), selected by a :class:`~evalcore.store.visibility.Visibility`.
+:mod:`evalcore.retrieval.pin` builds and checks pins."""
 
 from collections.abc import Iterable, Iterator
 

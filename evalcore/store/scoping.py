@@ -1,19 +1,13 @@
-"""Organisation scoping: what a viewer may read.
+"""Organisation scoping: what a viewer may read (every refusal with a reason to act on).
 
-* **Studies** (and their queries): a study in local single-user mode is visible
-  to everyone; a team-mode study only to its members who also belong to its
-  organisation (when it has one). :func:`visible_studies` lists them.
-* **Documents**: a corpus is in team mode as soon as one study over it is. Then a
-  document is readable only by members of its owner organisation; a document
-  with no owner is readable by the members of a team-mode study over the corpus.
-  In a local-mode corpus every document is readable.
-* **Returned documents outside a run's protocol** (its pinned document set) are
-  a ``permission_violation`` for the metric computer, and their text is never
-  shown, whoever looks: :func:`displayable_text` is what pages call before they
-  render a unit's title or text.
-
-Every refusal carries a reason a person can act on.
-"""
+* **Studies** (and their queries): a local-mode study is visible to everyone; a team-mode
+  study only to its members who also belong to its organisation (when it has one).
+* **Documents**: a corpus is in team mode as soon as one study over it is; then a document
+  is readable only by members of its owner organisation, an unowned one by the members of
+  a team-mode study over the corpus. In a local-mode corpus every document is readable.
+* **Returned documents outside a run's protocol** (its pinned document set) are a
+  ``permission_violation`` for the metric computer, and their text is shown to no one:
+  pages call :func:`displayable_text` before they render a unit's title or text."""
 
 import json
 from collections.abc import Iterable
