@@ -142,13 +142,11 @@ def observations_for_runs(
 class ReferenceColumns:
     """A reference as plain columns: what observations' labels and completeness are made of."""
 
-    #: query_id -> unit_id -> gain, or the sorted distinct gains of a unit in conflict,
-    #: units in unit_id order (a whole study's working reference: each made when read)
+    #: query_id -> unit_id -> gain, or the sorted gains of a unit in conflict (unit_id order)
     gains: Mapping[str, dict[str, int | tuple[int, ...]]]
     #: query_id -> population-complete claim
     complete: dict[str, bool]
-    #: the whole study's working reference as read, columns of unit codes (None: another
-    #: read; :func:`coded_labels` looks the units' codes up)
+    #: the whole study's working reference as columns of unit codes (None: another read)
     labels: WorkingLabels | None = None
     #: the study's population when read (None: not read, no corpus size)
     population: StudyPopulation | None = None
@@ -440,8 +438,7 @@ class QueryFacts:
     """What a query set of some runs is resolved from (read once, in the store)."""
 
     study_id: str
-    #: the queries the runs are compared over (labeled or claimed in the reference, or
-    #: ranked by a run), removed ones left out, in natural order
+    #: the queries compared over (:func:`_query_set`), in natural order
     query_ids: list[str]
     #: every query id of the study (:func:`study_query_ids`)
     study_query_ids: frozenset[str]
