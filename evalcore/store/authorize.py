@@ -1,15 +1,10 @@
 """The one gate every write passes: :func:`authorize`, and the other write checks.
 
-The store reads the facts (:mod:`evalcore.store.membership`) and the rules of
-:mod:`evalcore.access.decisions` decide. Callers run :func:`authorize` inside
-the same ``write_transaction`` as the write it guards: ``BEGIN IMMEDIATE``
-holds the write lock, so membership cannot change between the check and the
-write, and a refusal rolls back to nothing.
-
-An unknown study id is reported here for every action, read or write
-(:func:`require_known_study`): the message lists only the studies the actor may
-read (:func:`allowed`), never every study of the store.
-"""
+The store reads the facts (:mod:`evalcore.store.membership`), the rules of
+:mod:`evalcore.access.decisions` decide. :func:`authorize` runs inside the
+``write_transaction`` of the write it guards: membership cannot change between check and
+write, and a refusal rolls back to nothing. An unknown study id is reported here for every
+action (:func:`require_known_study`), listing only the studies the actor may read."""
 
 from collections.abc import Iterable
 

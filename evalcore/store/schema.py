@@ -1,16 +1,11 @@
 """The store's schema, its version and its forward migrations.
 
-``PRAGMA user_version`` holds the schema version (on PostgreSQL, the table
-``schema_version``; the same migrations run there, translated by
-:mod:`evalcore.store.dialect`). Each entry of
-:data:`MIGRATIONS` takes the store from version ``i`` to ``i + 1`` and runs in
-its own immediate transaction; a migration is never edited once released, a
-change is a new entry.
-
-Times are ISO-8601 UTC strings (``2026-06-30T00:00:00Z``). Label events,
-completeness events and the audit log are append-only: triggers refuse
-UPDATE and DELETE on them.
-"""
+``PRAGMA user_version`` holds the schema version (on PostgreSQL the table
+``schema_version``; the same migrations run there, translated by :mod:`evalcore.store.dialect`).
+:data:`MIGRATIONS` ``[i]`` takes the store from version ``i`` to ``i + 1`` in its own immediate
+transaction; a released migration is never edited, a change is a new entry. Times are
+ISO-8601 UTC strings (``2026-06-30T00:00:00Z``); label events, completeness events and the
+audit log are append-only (triggers refuse UPDATE and DELETE)."""
 
 import sqlite3
 from collections.abc import Callable

@@ -59,11 +59,8 @@ def import_beir(
     owner_org: str | None = None,
     limits: ReadLimits = DEFAULT_LIMITS,
 ) -> ImportSummary:
-    """Import a BEIR folder into the study (all or nothing); see the module docstring.
-
-    New documents belong to ``owner_org`` (default: the corpus's owner); an
-    existing document keeps its owner.
-    """
+    """Import a BEIR folder into the study (all or nothing; see the module docstring). New
+    documents belong to ``owner_org`` (default: the corpus's owner); a stored one keeps its own."""
     study = get_study(db, study_id)
     # a scratch file cannot be attached inside a transaction: then none (staged is None)
     with nullcontext() if in_transaction(db) else StagedDocuments(db) as staged:
