@@ -1,19 +1,13 @@
 """The store on PostgreSQL: a connection with the surface the store uses of SQLite's.
 
-:class:`PgDatabase` offers what the store calls on a ``sqlite_utils.Database``
-(``execute``, ``conn.execute`` / ``executemany`` / ``in_transaction`` / ``commit`` /
-``close``, ``atomic()``) over one psycopg 3 connection, so the store keeps one set of
-queries: each statement is translated by :func:`evalcore.store.dialect.to_postgres`.
-
-The connection is in autocommit mode and the store issues ``BEGIN`` / ``COMMIT`` itself,
-as on SQLite. Values come back as SQLite returns them (numeric sums and boolean
-comparisons as integers; a ``bool`` parameter is sent as an integer), and
-``cursor.lastrowid`` after an ``INSERT`` is the row's integer key (``RETURNING`` it).
-
-:meth:`PgConnection.batched` runs a write transaction in psycopg's pipeline mode: the
-statements whose results nobody reads before the ``COMMIT`` travel with it in one round
-trip. psycopg is imported only when a PostgreSQL store is opened (the ``postgres`` extra).
-"""
+:class:`PgDatabase` offers what the store calls on a ``sqlite_utils.Database`` over one
+psycopg 3 connection, so the store keeps one set of queries, each translated by
+:func:`evalcore.store.dialect.to_postgres`. The connection is in autocommit mode and the
+store issues ``BEGIN`` / ``COMMIT`` itself, as on SQLite. Values come back as SQLite returns
+them (numeric sums and comparisons as integers; a ``bool`` parameter is sent as an integer),
+and ``cursor.lastrowid`` after an ``INSERT`` is the row's integer key (``RETURNING`` it).
+:meth:`PgConnection.batched` sends a write transaction's unread statements with its
+``COMMIT`` (pipeline mode). psycopg is imported only when a PostgreSQL store is opened."""
 
 import contextlib
 import re

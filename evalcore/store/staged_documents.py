@@ -1,12 +1,11 @@
 """Documents of an import held in a scratch SQLite file until the import writes them.
 
-A BEIR corpus may unpack to gigabytes: :class:`StagedDocuments` is the
-:class:`evalcore.io.beir.DocumentSink` the importer streams ``corpus.jsonl`` into, so memory
-stays bounded. The scratch file (a private temporary folder, no journal, no fsync) is
-attached to the import's connection and deleted on exit; the scratch table's primary key
-is the duplicate ``_id`` check. Nothing reaches the store until :meth:`write_staged` writes
-the documents, invisible, in paced short transactions (:mod:`evalcore.store.document_imports`).
-"""
+:class:`StagedDocuments` is the :class:`evalcore.io.beir.DocumentSink` a BEIR import streams
+``corpus.jsonl`` into, so memory stays bounded however large the corpus: a scratch file (a
+private temporary folder, no journal, no fsync) attached to the import's connection and
+deleted on exit, whose primary key is the duplicate ``_id`` check. :meth:`write_staged`
+writes the documents, invisible, in paced short transactions
+(:mod:`evalcore.store.document_imports`)."""
 
 from __future__ import annotations
 
