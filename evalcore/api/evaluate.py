@@ -37,7 +37,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, overload
 
-from evalcore.api.inputs import TrecSource, trec_input
+from evalcore.api.inputs import TrecSource, checked_gain_map, trec_input
 from evalcore.api.result import EvaluationResult
 from evalcore.compute import evaluate as compute
 from evalcore.contract.evaluation_protocol import EvalProtocol, GainMode
@@ -89,6 +89,7 @@ def evaluate(
     that does not parse, and ``ValueError`` for options that do not fit together.
     """
     parsed = _measures(measures)
+    gain_map = checked_gain_map(gain_map)
     chosen = {
         name: value
         for name, value, default in (
