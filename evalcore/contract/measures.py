@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 
 from evalcore.contract.gains import MAX_GAIN
+from evalcore.contract.limits import MAX_K
 
 #: Family -> the parameters it accepts (in canonical print order).
 FAMILIES: dict[str, tuple[str, ...]] = {
@@ -74,6 +75,9 @@ class Measure:
             isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1
         ):
             raise UnknownMeasure(self.family, f"cutoff k must be a positive integer, got {self.k!r}")
+        if self.k is not None and self.k > MAX_K:
+            raise UnknownMeasure(self.family, f"cutoff {self.k} is deeper than the deepest "
+                                 f"cutoff {MAX_K} (2^63 - 1)")
         if self.rel is not None:
             if "rel" not in allowed:
                 raise UnknownMeasure(self.family, f"{self.family} takes no rel= parameter")

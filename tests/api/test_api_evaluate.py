@@ -273,3 +273,20 @@ def test_a_gain_map_that_does_not_map_gains_to_0_4_is_refused_by_name(gain_map, 
     mapped = evalcore.evaluate(qrels, run, measures=["P@1"], gain_map={np.int64(2): np.int8(1),
                                                                         0.5: 1})
     assert mapped.aggregates["P@1"] == 1.0
+
+
+def test_numpy_integers_are_integers_and_a_cutoff_past_the_deepest_is_named():
+    qrels, run = {"q1": {"a": 2, "b": 1}}, {"q1": {"a": 2.0, "b": 1.0}}
+    # k and relevance_threshold read from a DataFrame or numpy config are numpy integers:
+    # both used to be refused as "not an integer"
+    as_python = evalcore.evaluate(qrels, run, measures=["P"], k=2, relevance_threshold=2)
+    as_numpy = evalcore.evaluate(qrels, run, measures=["P"], k=np.int64(2),
+                                 relevance_threshold=np.int64(2))
+    assert as_numpy.aggregates == as_python.aggregates == {"P": 0.5}
+    # past 2^63 - 1 (docs/input-limits.md): named, not "Python int too large to convert"
+    with pytest.raises(ValueError, match=r"k must be an integer >= 1 and at most 9223372036854775807"):
+        evalcore.evaluate(qrels, run, measures=["P"], k=2**70)
+    with pytest.raises(UnknownMeasure, match="deeper than the deepest cutoff 9223372036854775807"):
+        evalcore.evaluate(qrels, run, measures=[f"P@{2**63}"])
+    result = CliRunner().invoke(main, ["evaluate", "--qrels", "x", "--run", "y", "-m", f"P@{2**63}"])
+    assert result.exit_code == 2 and "deeper than the deepest cutoff" in result.output
