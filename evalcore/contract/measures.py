@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from numbers import Integral
 
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.limits import MAX_K
@@ -71,6 +72,10 @@ class Measure:
         allowed = FAMILIES.get(self.family)
         if allowed is None:
             raise UnknownMeasure(self.family, f"no measure family {self.family!r}")
+        for name in ("k", "rel"):  # a numpy integer is the integer it holds (never a bool)
+            value = getattr(self, name)
+            if isinstance(value, Integral) and not isinstance(value, bool | int):
+                object.__setattr__(self, name, int(value))
         if self.k is not None and (
             isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1
         ):
