@@ -18,11 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from numbers import Integral, Real
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from evalcore.compute.batch import ObservationBatch
 from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.results import Diagnostics
 from evalcore.io.ranked import (
     Judged,
@@ -37,6 +41,32 @@ from evalcore.io.trec import Qrels, TrecRun, read_both, read_qrels, read_run
 if TYPE_CHECKING:
     from evalcore.contract.observation import Observation
     from evalcore.io.trec import ColumnarInput
+
+def checked_gain_map(gain_map: object) -> Mapping[Any, int] | None:
+    """``gain_map`` when it maps gains (numbers: integers, or decimal gains such as 0.5, as
+    ``--gain-map`` takes them) to integers 0..4, else ValueError naming every wrong entry: a
+    target such as 1.5 would otherwise be cut to an integer without a word."""
+    if gain_map is None:
+        return None
+    example = "e.g. gain_map={-1: 0, 5: 4}"
+    if isinstance(gain_map, str):
+        raise ValueError(f"gain_map is a dict, {example}, not the text {gain_map[:60]!r} "
+                         "(the command line's --gain-map form)")
+    if not isinstance(gain_map, Mapping):
+        raise ValueError(f"gain_map must be a dict of gain -> gain 0..{MAX_GAIN}, {example}; "
+                         f"got {type(gain_map).__name__}")
+    wrong = [
+        f"{source!r}: {target!r}"
+        for source, target in gain_map.items()
+        if not (isinstance(source, Real) and not isinstance(source, bool | np.bool_))
+        or not (isinstance(target, Integral) and not isinstance(target, bool | np.bool_)
+                and 0 <= target <= MAX_GAIN)
+    ]
+    if wrong:
+        raise ValueError(f"gain_map maps gains (numbers) to integers 0..{MAX_GAIN}, {example}; "
+                         f"not {', '.join(wrong[:5])}")
+    return gain_map
+
 
 #: What a qrels or run argument may be: a path, a nested dict, a pandas DataFrame, a pyarrow
 #: Table, already-read :class:`Qrels` / :class:`TrecRun`, or prepared qrels
