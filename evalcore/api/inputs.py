@@ -29,7 +29,6 @@ from evalcore.io.ranked import (
     Ranked,
     join,
     judged_from_qrels,
-    ranked_from_dicts,
     ranked_from_run,
 )
 from evalcore.io.trec import Qrels, TrecRun, read_both, read_qrels, read_run
@@ -94,18 +93,15 @@ def as_judged(
 
 
 def as_ranked(value: TrecSource, *, extra_columns: bool = False, depth: int = 0) -> Ranked:
-    """A ranked run from a path, a nested dict, a table or a read :class:`TrecRun`; a plain
-    nested dict is ranked in bulk and held to its top ``depth`` positions (0: all)."""
-    fast = ranked_from_dicts(value, depth)
-    if fast is not None:
-        return fast
+    """A ranked run from a path, a nested dict, a table or a read :class:`TrecRun`; a dict or
+    a table is held to its top ``depth`` positions (0: all)."""
     if isinstance(value, str | PathLike):
         value = read_run(value, extra_columns=extra_columns)
     if isinstance(value, TrecRun):
         return ranked_from_run(value)
     from evalcore.io.trec_mappings import ranked_from_mapping  # not needed for files
 
-    return ranked_from_mapping(value)
+    return ranked_from_mapping(value, depth=depth)
 
 
 def _table_qrels(qrels: TrecSource, run: TrecSource) -> Any:

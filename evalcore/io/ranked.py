@@ -10,9 +10,9 @@ TREC reader as Python objects (:func:`judged_from_qrels`, :func:`ranked_from_run
   as one int8 array; a query whose reference labels a doc twice with different
   gains is flagged ``duplicate_reference`` (contract section 3);
 * :class:`Ranked`: a run in trec_eval order (score descending, doc ID
-  descending), every query's ranking one slice of one array of doc IDs;
-  :func:`ranked_from_dicts` ranks a run of plain nested dicts in bulk (one 2-D
-  sort per ranking length) and keeps only the top positions the measures read;
+  descending), every query's ranking one slice of one array of doc IDs, ranked in
+  bulk (:func:`rank_rows`: one 2-D sort per ranking length) and held to the top
+  positions the measures read;
 * :func:`join`: the queries of both (or trec_eval's, :mod:`evalcore.io.trec_eval_scope`)
   in natural query-ID order, positions 1..max(k, min_depth) of each ranking with
   the label code of each, packed by
@@ -114,7 +114,7 @@ class Ranked:
 
     Query i's ranked positions are ``offsets[i]:offsets[i + 1]``; ``order`` maps each
     ranked position to its row of ``docs`` (None: the rows are the positions, already
-    ranked). A run held to a depth (:func:`ranked_from_dicts`) keeps only each query's top
+    ranked). A run held to a depth (:func:`rank_rows`) keeps only each query's top
     positions in ``order`` while ``docs`` keeps every row. A doc ID is never copied:
     ``docs`` holds the input's own strings.
     """
@@ -184,49 +184,6 @@ def ranked_from_run(run: TrecRun) -> Ranked:
     return Ranked(
         run.name, query_ids, offsets, docs, None, run.tied_score_pairs, True, notes=run.notes
     )
-
-
-def ranked_from_dicts(value: object, depth: int = 0, *, name: str = "run (dict)") -> Ranked | None:
-    """A run given as plain nested dicts (``{str query: {str doc: float score}}``), checked
-    and ranked in bulk, each query held to its top ``depth`` positions (0: every position);
-    None when anything else is there (an integer key, a bool or text score, an empty ID...):
-    the general reader (:func:`evalcore.io.trec_mappings.ranked_from_mapping`) then gives
-    the same run or names every problem.
-
-    Ranking is trec_eval's (score descending, doc ID descending) over whole rankings, and
-    so is the tied-pairs count; only the order of the kept positions is held, and the doc
-    IDs are read from the inner dicts when asked (:class:`DictKeys`), never copied.
-    """
-    if type(value) is not dict:
-        return None
-    keys = list(value)
-    inner = list(value.values())
-    if not (set(map(type, inner)) <= {dict} and set(map(type, keys)) <= {str} and all(keys)):
-        return None
-    if not all(inner):  # queries without results are left out, as the general reader does
-        keys = [q for q, b in zip(keys, inner, strict=True) if b]
-        inner = [b for b in inner if b]
-    if not inner:
-        return None
-    if not set(map(type, chain.from_iterable(inner))) <= {str} or any(
-        map(dict.__contains__, inner, repeat(""))
-    ):
-        return None
-    if not set(map(type, chain.from_iterable(map(dict.values, inner)))) <= {float, int}:
-        return None
-    lengths = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
-    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    try:
-        values = chain.from_iterable(map(dict.values, inner))
-        scores = np.fromiter(values, dtype=np.float64, count=int(offsets[-1]))
-    except OverflowError:  # an integer beyond float range: the general reader names it
-        return None
-    if not np.isfinite(scores).all():
-        return None
-    docs = DictKeys(inner, offsets)
-    positions, order, tied_pairs = rank_rows(scores, offsets, docs, depth)
-    return Ranked(name, keys, positions, docs, order, tied_pairs, False, blocks=inner)
 
 
 class DictKeys(Sequence[str]):

@@ -33,9 +33,10 @@ from __future__ import annotations
 import math
 from bisect import bisect_right
 from collections.abc import Mapping
+from functools import cached_property
 from itertools import accumulate, chain, repeat
 from numbers import Integral, Real
-from operator import methodcaller
+from operator import contains, methodcaller
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -78,81 +79,64 @@ def judged_from_mapping(
 ) -> Judged:
     """Qrels from a nested dict or a table (see the module docstring). A dict's inner dicts
     are copied unless ``copy=False`` (the caller keeps them unchanged while it uses them)."""
-    if isinstance(value, dict) and not gain_map:
-        plain = _plain_qrels(value, f"{name} (dict)", copy)
-        if plain is not None:
-            return plain
     rows = _rows(value, name, GAIN_COLUMNS)
     log = ErrorLog(rows.name)
     gains = _gains(rows, gain_map or {}, log)
     converted = _check_ids(rows, log)
     log.raise_if_any()
-    if not rows.doc_ids:
+    if not gains.size:
         log.add(None, None, "no judgments", "give at least one query with one judged doc")
         log.raise_if_any()
+    if rows.inner is not None and not converted and not gain_map and rows.value_types <= {int}:
+        # the usual dict: its inner dicts are the labels as they are
+        pairs = zip(rows.keys, rows.inner, strict=True)
+        keep = not copy and set(map(type, rows.inner)) <= {dict}
+        return Judged.of_dicts(rows.name, {q: b if keep else dict(b) for q, b in pairs if b})
     if not converted:
         gains_of = rows.grouped(gains)
-        if sum(map(len, gains_of.values())) == len(rows.doc_ids):  # no (query, doc) repeated
+        if sum(map(len, gains_of.values())) == gains.size:  # no (query, doc) repeated
             return Judged.of_dicts(rows.name, gains_of)
     return judged_from_qrels(
         qrels_from_rows(rows.name, rows.query_column(), rows.doc_ids, gains.tolist())
     )
 
 
-def _plain_qrels(value: dict, name: str, copy: bool) -> Judged | None:
-    """The usual qrels dict, checked in a few C-level passes: string keys, ``int`` gains in
-    0..MAX_GAIN; None when anything else is there (the general path then names it)."""
-    keys = list(value)
-    inner = list(value.values())
-    if not (set(map(type, inner)) <= {dict} and set(map(type, keys)) <= {str} and all(keys)):
-        return None
-    docs = chain.from_iterable
-    if not (set(map(type, docs(inner))) <= {str} and all(docs(inner))):
-        return None
-    count = sum(map(len, inner))
-    if not count or not set(map(type, docs(map(_values, inner)))) <= {int}:
-        return None
-    gains = np.fromiter(docs(map(_values, inner)), dtype=np.int64, count=count)
-    if gains.min() < 0 or gains.max() > MAX_GAIN:
-        return None
-    gains_of = {q: dict(b) if copy else b for q, b in zip(keys, inner, strict=True) if b}
-    return Judged.of_dicts(name, gains_of)
-
-
-def ranked_from_mapping(value: Any, *, name: str = "run") -> Ranked:
-    """A run from a nested dict or a table (see the module docstring)."""
+def ranked_from_mapping(value: Any, *, name: str = "run", depth: int = 0) -> Ranked:
+    """A run from a nested dict or a table (see the module docstring), each query held to
+    its top ``depth`` positions (0: every position). A dict's doc IDs are read from its
+    inner dicts when asked (:class:`DictKeys`), never copied."""
     rows = _rows(value, name, SCORE_COLUMNS)
     log = ErrorLog(rows.name)
     scores = _scores(rows, log)
     converted = _check_ids(rows, log)
     log.raise_if_any()
-    if not rows.doc_ids:
+    if not scores.size:
         log.add(None, None, "no results", "give at least one query with one scored doc")
         log.raise_if_any()
     if converted:  # integer keys may now read alike: regroup by the IDs' text
         rows = rows.regrouped()
+    if rows.inner is not None:  # queries without results are left out
+        keys = [q for q, b in zip(rows.keys, rows.inner, strict=True) if b]
+        inner = [b for b in rows.inner if b]
+        offsets = np.zeros(len(inner) + 1, dtype=np.int64)
+        np.cumsum(np.fromiter(map(len, inner), dtype=np.int64, count=len(inner)), out=offsets[1:])
+        docs = DictKeys(inner, offsets)
+        positions, order, tied_pairs = rank_rows(scores, offsets, docs, depth)
+        return Ranked(rows.name, keys, positions, docs, order, tied_pairs, False, blocks=inner)
     keys, edges, grouped = rows.blocks()
     offsets = np.asarray(edges, dtype=np.int64)
-    _, order, tied_pairs = rank_rows(rows.in_blocks(scores), offsets, DictKeys.of(grouped, offsets))
-    table = rows.lengths is None
-    return Ranked(
-        rows.name,
-        keys,
-        offsets,
-        grouped,
-        order,
-        tied_pairs,
-        may_repeat=table,
-        doc_codes=_factorize(grouped, rows.from_pandas)[0] if table else None,
-        blocks=None if table else [b for b in rows.inner if b],
-    )
+    scores = rows.in_blocks(scores)
+    positions, order, tied_pairs = rank_rows(scores, offsets, DictKeys.of(grouped, offsets), depth)
+    codes = _factorize(grouped, rows.from_pandas)[0]
+    return Ranked(rows.name, keys, positions, grouped, order, tied_pairs, True, codes)
 
 
 class _Rows:
     """Parallel columns grouped by query, and how to name row ``i`` in a message.
 
-    A dict's rows come grouped (``keys``, ``lengths``); a table's are grouped here by a
-    stable sort of their query IDs (``order``: the table row of every grouped row), so
+    A dict's rows come grouped (``keys``, ``inner``: one mapping per key) and are read from
+    its inner mappings in C loops, listed only to name an error; a table's are grouped here
+    by a stable sort of their query IDs (``order``: the table row of every grouped row), so
     the messages still name the table's row numbers.
     """
 
@@ -160,23 +144,58 @@ class _Rows:
         self,
         name: str,
         keys: list,
-        lengths: list[int] | None,
-        doc_ids: list,
-        values: Any,
-        columns: tuple | None,
+        inner: list | None,
+        columns: tuple | None = None,
         query_ids: list | None = None,
+        doc_ids: list | None = None,
+        values: Any = None,
     ) -> None:
         self.name = name
         self.keys = keys  # a dict's query IDs (its keys, in order); a table's: see blocks()
-        self.lengths = lengths  # a dict's rows per key; None: a table
-        self.doc_ids = doc_ids
-        self.values = values
+        self.inner = inner  # a dict's inner mappings (its rows, query by query); None: a table
         self.columns = columns  # a table's (query, doc, value) column names; None: a dict
         self.query_ids = query_ids  # a table's query ID of every row
+        if inner is None:
+            self.doc_ids = doc_ids
+            self.values = values
+        self.lengths = None if inner is None else list(map(len, inner))
+        self.starts = None if inner is None else [0, *accumulate(self.lengths)]
         self.order: np.ndarray | None = None  # grouped row -> input row (tables)
-        self.inner: list = []  # a dict's inner dicts (its rows, query by query)
-        self.starts = None if lengths is None else [0, *accumulate(lengths)]
         self.from_pandas = False  # a DataFrame's rows: pandas' hash table is at hand
+
+    @cached_property
+    def doc_ids(self) -> list:
+        """Every row's doc ID (a dict's listed when first asked)."""
+        return list(chain.from_iterable(self.inner or ()))
+
+    @cached_property
+    def values(self) -> Any:
+        """Every row's value (a dict's listed when first asked; a table's may be an array)."""
+        return list(chain.from_iterable(map(_values, self.inner or ())))
+
+    @cached_property
+    def value_types(self) -> set[type]:
+        """The types of the values (not asked of a table's numeric array)."""
+        if self.inner is not None:
+            return set(map(type, chain.from_iterable(map(_values, self.inner))))
+        return set(map(type, self.values))
+
+    def as_array(self, dtype: type) -> np.ndarray:
+        """Every value as ``dtype``, in C loops (raises OverflowError for a huge integer)."""
+        if self.inner is None:
+            return np.asarray(self.values, dtype=dtype)
+        count = self.starts[-1]  # type: ignore[index]
+        return np.fromiter(chain.from_iterable(map(_values, self.inner)), dtype, count=count)
+
+    def clean_ids(self, column: int) -> bool:
+        """Whether column 0 (query) or 1 (doc) holds only non-empty strings (C loops)."""
+        if column == 0:
+            ids = self.keys if self.inner is not None else self.query_ids
+            return set(map(type, ids)) <= {str} and all(ids)  # type: ignore[arg-type]
+        if self.inner is None:
+            return set(map(type, self.doc_ids)) <= {str} and all(self.doc_ids)
+        docs = chain.from_iterable(self.inner)
+        return set(map(type, docs)) <= {str} and not any(map(contains, self.inner, repeat("")))
 
     def query_of(self, i: int) -> Any:
         """The query ID of input row ``i``."""
@@ -197,7 +216,7 @@ class _Rows:
         """
         if self.columns is not None:
             return None, f"row {i} ({self.columns[column]})"
-        if column == 0 and self.lengths is not None and i < 0:
+        if column == 0 and self.inner is not None and i < 0:
             return None, f"query {self.keys[-i - 1]!r}"
         return None, f"query {self.query_of(i)!r} doc {self.doc_ids[i]!r}"
 
@@ -221,7 +240,7 @@ class _Rows:
 
     def regrouped(self) -> _Rows:
         """These rows as a table's (queries that read alike after conversion merge)."""
-        rows = _Rows(self.name, [], None, self.doc_ids, self.values, None, self.query_column())
+        rows = _Rows(self.name, [], None, None, self.query_column(), self.doc_ids, self.values)
         rows.from_pandas = self.from_pandas
         return rows
 
@@ -273,12 +292,7 @@ def _dict_rows(value: Mapping, name: str) -> _Rows:
                     f"expected a dict of doc ID -> value, got {type(x).__name__}",
                     field=f"query {q!r}",
                 )
-    lengths = list(map(len, inner))
-    doc_ids = list(chain.from_iterable(inner))
-    values = list(chain.from_iterable(map(_values, inner)))
-    rows = _Rows(name, keys, lengths, doc_ids, values, None)
-    rows.inner = inner
-    return rows
+    return _Rows(name, keys, inner)
 
 
 def _frame_rows(frame: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
@@ -293,7 +307,7 @@ def _frame_rows(frame: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
     else:
         q, d, v = (frame.column(c).to_numpy(zero_copy_only=False) for c in picked)
     values = v if v.dtype.kind in "iuf" else v.tolist()
-    rows = _Rows(name, [], None, _ids(d), values, picked, _ids(q))
+    rows = _Rows(name, [], None, picked, _ids(q), _ids(d), values)
     rows.from_pandas = pandas
     return rows
 
@@ -323,17 +337,17 @@ def _check_ids(rows: _Rows, log: ErrorLog) -> bool:
     Returns whether an integer was converted (two keys may then read alike).
     """
     converted = False
-    columns = [(0, rows.keys if rows.lengths is not None else rows.query_ids), (1, rows.doc_ids)]
-    for c, column in columns:
-        if set(map(type, column)) <= {str} and all(column):  # the common case, in C loops
+    for c in (0, 1):
+        if rows.clean_ids(c):  # the common case, in C loops
             continue
-        for i, x in enumerate(column):
+        column = rows.doc_ids if c else rows.keys if rows.inner is not None else rows.query_ids
+        for i, x in enumerate(column):  # type: ignore[arg-type]
             if _is_integer(x):
                 column[i] = str(int(x))
                 converted = True
             elif not (isinstance(x, str) and x):
                 # a dict's query keys are named by themselves (row -1 - i: key i)
-                line, field = rows.where(-1 - i if c == 0 and rows.lengths is not None else i, c)
+                line, field = rows.where(-1 - i if c == 0 and rows.inner is not None else i, c)
                 what = "query ID" if c == 0 else "doc ID"
                 log.add(line, field, f"{what} must be a non-empty string, got {_show(x)}")
     return converted
@@ -351,13 +365,12 @@ def _is_integer(x: Any) -> bool:
 
 def _gains(rows: _Rows, gain_map: Mapping[int, int], log: ErrorLog) -> np.ndarray:
     """Every gain, mapped and checked (int8); each bad row is logged (and given gain 0)."""
-    values = rows.values
-    if isinstance(values, np.ndarray):
-        integers = values.dtype.kind in "iu"
+    if rows.inner is None and isinstance(rows.values, np.ndarray):
+        integers = rows.values.dtype.kind in "iu"
     else:
-        integers = set(map(type, values)) <= {int} or all(map(_is_integer, values))
+        integers = rows.value_types <= {int} or all(map(_is_integer, rows.values))
     if integers:
-        raw = _int64(values)
+        raw = _int64(rows)
         if (
             raw is not None
             and not gain_map
@@ -366,10 +379,12 @@ def _gains(rows: _Rows, gain_map: Mapping[int, int], log: ErrorLog) -> np.ndarra
         ):
             return raw.astype(np.int8)
         # one check per distinct value (a bool is never here: it hashes like 0/1)
+        values = rows.values
         listed = values.tolist() if isinstance(values, np.ndarray) else values
         table = {r: _gain(r, gain_map) for r in set(listed)}
         if all(isinstance(g, int) for g in table.values()):
             return np.fromiter(map(table.__getitem__, listed), dtype=np.int8, count=len(listed))
+    values = rows.values
     out = np.zeros(len(values), dtype=np.int8)
     for i, raw_value in enumerate(values):
         gain = _gain(raw_value, gain_map)
@@ -381,10 +396,10 @@ def _gains(rows: _Rows, gain_map: Mapping[int, int], log: ErrorLog) -> np.ndarra
     return out
 
 
-def _int64(values: Any) -> np.ndarray | None:
+def _int64(rows: _Rows) -> np.ndarray | None:
     """Integer gains as int64, or None when one is beyond int64 (named by the slow check)."""
     try:
-        return np.asarray(values, dtype=np.int64)
+        return rows.as_array(np.int64)
     except OverflowError:
         return None
 
@@ -405,19 +420,19 @@ def _gain(raw: Any, gain_map: Mapping[int, int]) -> int | tuple[str, str]:
 
 
 def _scores(rows: _Rows, log: ErrorLog) -> np.ndarray:
-    values = rows.values
     scores = None
-    if isinstance(values, np.ndarray) or set(map(type, values)) <= {float, int}:
+    table = rows.inner is None and isinstance(rows.values, np.ndarray)
+    if table or rows.value_types <= {float, int}:
         try:
-            scores = np.asarray(values, dtype=np.float64)
+            scores = rows.as_array(np.float64)
         except OverflowError:  # an integer beyond float range: named below
             scores = None
     if scores is not None:
         bad = np.flatnonzero(~np.isfinite(scores)).tolist()
     else:
-        scores = np.zeros(len(values), dtype=np.float64)
+        scores = np.zeros(len(rows.values), dtype=np.float64)
         bad = []
-        for i, x in enumerate(values):
+        for i, x in enumerate(rows.values):
             score = _finite(x)
             if score is None:
                 bad.append(i)
@@ -428,7 +443,7 @@ def _scores(rows: _Rows, log: ErrorLog) -> np.ndarray:
         log.add(
             line,
             field,
-            f"score must be a finite number, got {_show(values[i])}",
+            f"score must be a finite number, got {_show(rows.values[i])}",
             "items are ranked by score",
         )
     return scores

@@ -19,7 +19,6 @@ import evalcore
 from evalcore.compute.evaluate import evaluate as compute_evaluate
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.io.errors import InputErrors
-from evalcore.io.ranked import ranked_from_dicts
 from evalcore.io.text_lines import decode_source
 from evalcore.io.trec import parse_qrels, parse_run
 from evalcore.io.trec_eval_scope import scope_of_ids
@@ -254,9 +253,8 @@ def test_the_column_reader_takes_clean_tables_and_leaves_the_rest_to_the_general
     ).filter(lambda r: any(r.values())),
     st.integers(0, 10),
 )
-def test_dict_runs_ranked_in_bulk_are_the_general_readers_rankings_held_to_a_depth(run, depth):
-    fast, general = ranked_from_dicts(run, depth), ranked_from_mapping(run)
-    assert fast is not None
+def test_dict_runs_held_to_a_depth_are_their_whole_rankings_cut_at_that_depth(run, depth):
+    fast, general = ranked_from_mapping(run, depth=depth), ranked_from_mapping(run)
     assert fast.tied_score_pairs == general.tied_score_pairs  # over whole rankings
     want = {q: ranking[:depth] if depth else ranking for q, ranking in general.rankings().items()}
     assert fast.rankings() == want
@@ -264,11 +262,12 @@ def test_dict_runs_ranked_in_bulk_are_the_general_readers_rankings_held_to_a_dep
     assert fast.order is not None and fast.order.size == sum(map(len, want.values()))
 
 
-def test_dict_runs_of_many_lengths_rank_in_one_sort_as_the_general_reader_does():
+def test_dict_runs_of_many_lengths_rank_in_one_sort_as_the_file_reader_does():
     run = {f"q{i}": {f"d{j}": float(j % 3) for j in range(i + 1)} for i in range(80)}
-    fast, general = ranked_from_dicts(run, 0), ranked_from_mapping(run)
-    assert fast is not None and fast.rankings() == general.rankings()
-    assert fast.tied_score_pairs == general.tied_score_pairs > 0
+    text = "".join(f"{q} Q0 {d} 1 {s!r} t\n" for q, docs in run.items() for d, s in docs.items())
+    as_file, as_dict = parse_run(decode_source(text.encode(), "run.txt")), ranked_from_mapping(run)
+    assert as_dict.rankings() == as_file.doc_ids
+    assert as_dict.tied_score_pairs == as_file.tied_score_pairs > 0
 
 
 @pytest.mark.parametrize(
@@ -286,5 +285,13 @@ def test_dict_runs_of_many_lengths_rank_in_one_sort_as_the_general_reader_does()
         {"q1": {}},
     ],
 )
-def test_dict_runs_with_anything_unusual_go_to_the_general_reader(run):
-    assert ranked_from_dicts(run, 5) is None
+def test_dict_runs_with_anything_unusual_are_named_or_read_alike_at_any_depth(run):
+    try:
+        whole = ranked_from_mapping(run)
+    except InputErrors as error:
+        with pytest.raises(InputErrors) as held:
+            ranked_from_mapping(run, depth=1)
+        assert [str(e) for e in held.value.errors] == [str(e) for e in error.errors]
+        return
+    held = ranked_from_mapping(run, depth=1)
+    assert held.rankings() == {q: ranking[:1] for q, ranking in whole.rankings().items()}
