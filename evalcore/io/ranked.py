@@ -39,8 +39,6 @@ from evalcore.io.trec import ColumnarInput, ranges, rank_groups
 from evalcore.io.trec_eval_scope import scope_of_ids
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from evalcore.contract.evaluation_protocol import EvalProtocol
     from evalcore.io.trec import Labels, Qrels, TrecRun
 
@@ -128,8 +126,6 @@ class Ranked:
     may_repeat: bool  # a ranking may hold a doc twice (files, tables; never a dict)
     #: int64[rows]: equal codes for equal doc IDs (finds repeated docs in bulk), or None
     doc_codes: np.ndarray | None = None
-    #: per query, its doc IDs in row order, when held apart (a dict's inner dicts)
-    blocks: Sequence[Iterable[str]] | None = None
     notes: list[str] = field(default_factory=list)
 
     @cached_property
@@ -192,7 +188,7 @@ class DictKeys(Sequence[str]):
     read (a report naming docs)."""
 
     def __init__(self, inner: list[dict], offsets: np.ndarray) -> None:
-        self._inner = inner
+        self.inner = inner
         self._offsets = offsets
         self._all: list[str] | None = None
 
@@ -212,7 +208,7 @@ class DictKeys(Sequence[str]):
     def listed(self) -> list[str]:
         """Every doc ID, row by row (listed once, when first asked)."""
         if self._all is None:
-            self._all = list(chain.from_iterable(self._inner))
+            self._all = list(chain.from_iterable(self.inner))
         return self._all
 
     def at(self, i: int, rows: np.ndarray) -> list[str]:
@@ -228,7 +224,7 @@ class DictKeys(Sequence[str]):
         """Query ``i``'s doc IDs, in row order."""
         if self._all is not None:
             return self._all[int(self._offsets[i]) : int(self._offsets[i + 1])]
-        return list(self._inner[i])
+        return list(self.inner[i])
 
 
 def rank_rows(
@@ -344,20 +340,20 @@ def _gains(
 ) -> np.ndarray:
     """The label code of every packed position (``rows``: the run row of each, query by
     query; ``counts``: positions per query): one ``dict.get`` per position in C loops, each
-    query's docs looked up in its ``doc -> gain`` dict. A run held as blocks (a dict's
-    inner dicts) packed almost whole is looked up block by block, row order."""
+    query's docs looked up in its ``doc -> gain`` dict. A dict's run packed almost whole is
+    looked up inner dict by inner dict, in row order."""
     gains_of = judged.gains_of
-    if ranked.blocks is not None and rows.size * 2 >= len(ranked.docs):
+    names = ranked.docs
+    if isinstance(names, DictKeys) and names.inner and rows.size * 2 >= len(names):
         lookups = (
             map(gains_of.get(q, _NO_LABELS).get, block, repeat(UNLABELED))
-            for q, block in zip(ranked.query_ids, ranked.blocks, strict=True)
+            for q, block in zip(ranked.query_ids, names.inner, strict=True)
         )
-        by_row = np.fromiter(chain.from_iterable(lookups), dtype=np.int8, count=len(ranked.docs))
+        by_row = np.fromiter(chain.from_iterable(lookups), dtype=np.int8, count=len(names))
         return by_row[rows]
-    if isinstance(ranked.docs, DictKeys):  # each query's keys listed in turn, never all
+    if isinstance(names, DictKeys):  # each query's keys listed in turn, never all
         where = ranked.index
         ends = np.cumsum(counts).tolist()
-        names = ranked.docs
         lookups = (
             map(
                 gains_of.get(q, _NO_LABELS).get,

@@ -122,7 +122,7 @@ def ranked_from_mapping(value: Any, *, name: str = "run", depth: int = 0) -> Ran
         np.cumsum(np.fromiter(map(len, inner), dtype=np.int64, count=len(inner)), out=offsets[1:])
         docs = DictKeys(inner, offsets)
         positions, order, tied_pairs = rank_rows(scores, offsets, docs, depth)
-        return Ranked(rows.name, keys, positions, docs, order, tied_pairs, False, blocks=inner)
+        return Ranked(rows.name, keys, positions, docs, order, tied_pairs, False)
     keys, edges, grouped = rows.blocks()
     offsets = np.asarray(edges, dtype=np.int64)
     scores = rows.in_blocks(scores)
@@ -298,10 +298,7 @@ def _dict_rows(value: Mapping, name: str) -> _Rows:
 def _frame_rows(frame: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
     """The rows of a DataFrame (``frame``) or a pyarrow Table."""
     pandas = is_dataframe(frame)
-    names = [str(c) for c in (frame.columns if pandas else frame.column_names)]
-    picked = tuple(
-        _column(names, options, name) for options in (QUERY_COLUMNS, DOC_COLUMNS, value_columns)
-    )
+    picked = _columns(frame, name, value_columns)
     if pandas:
         q, d, v = (frame[c].to_numpy() for c in picked)
     else:
@@ -312,16 +309,21 @@ def _frame_rows(frame: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
     return rows
 
 
-def _column(columns: list[str], options: tuple[str, ...], name: str) -> str:
-    found = [c for c in options if c in columns]
-    if len(found) == 1:
-        return found[0]
-    problem = "has none of the columns" if not found else "has more than one of the columns"
-    raise InputErrors.one(
-        name,
-        f"{problem} {', '.join(options)}; its columns are: {', '.join(columns)}",
-        f"name the column {options[0]}",
-    )
+def _columns(frame: Any, name: str, value_columns: tuple[str, ...]) -> tuple[str, str, str]:
+    """The names of a table's query, doc and value columns (each one of the names accepted)."""
+    columns = [str(c) for c in (frame.columns if is_dataframe(frame) else frame.column_names)]
+    picked = []
+    for options in (QUERY_COLUMNS, DOC_COLUMNS, value_columns):
+        found = [c for c in options if c in columns]
+        if len(found) != 1:
+            problem = "has none of the columns" if not found else "has more than one of the columns"
+            raise InputErrors.one(
+                name,
+                f"{problem} {', '.join(options)}; its columns are: {', '.join(columns)}",
+                f"name the column {options[0]}",
+            )
+        picked.append(found[0])
+    return picked[0], picked[1], picked[2]
 
 
 def _ids(column: np.ndarray) -> list:
@@ -547,11 +549,8 @@ def _table_columns(value: Any, kind: str, value_columns: tuple[str, ...]) -> tup
     frame = is_dataframe(value)
     if not (frame or is_arrow_table(value)):
         raise Decline("not a table")
-    names = [str(c) for c in (value.columns if frame else value.column_names)]
     try:
-        picked = [
-            _column(names, options, kind) for options in (QUERY_COLUMNS, DOC_COLUMNS, value_columns)
-        ]
+        picked = list(_columns(value, kind, value_columns))
     except InputErrors:
         raise Decline("columns") from None  # the general path says which
     try:
