@@ -104,19 +104,12 @@ def as_ranked(value: TrecSource, *, extra_columns: bool = False, depth: int = 0)
     return ranked_from_mapping(value, depth=depth)
 
 
-def _table_qrels(qrels: TrecSource, run: TrecSource) -> Any:
-    """With a run table: the qrels the table reader takes (a table, or prepared qrels' words),
-    else None."""
-    if isinstance(run, str | PathLike | Mapping | TrecRun):
-        return None
+def _is_table(value: TrecSource) -> bool:
+    if isinstance(value, str | PathLike | Mapping | TrecRun | Qrels):
+        return False
     from evalcore.io.trec_format import is_arrow_table, is_dataframe
 
-    if not (is_dataframe(run) or is_arrow_table(run)):
-        return None
-    prepared = getattr(qrels, "judged", None)
-    if isinstance(prepared, Judged):
-        return prepared.words
-    return qrels if is_dataframe(qrels) or is_arrow_table(qrels) else None
+    return is_dataframe(value) or is_arrow_table(value)
 
 
 def trec_input(
@@ -137,8 +130,7 @@ def trec_input(
     Two TREC file paths are read and joined column by column
     (:func:`evalcore.io.trec.files_input`), and so is a run table (a DataFrame or a
     pyarrow Table) with qrels given as a table or prepared
-    (:func:`evalcore.io.trec_mappings.table_trec_input`); when the table path declines
-    (anything unusual or wrong), the general path gives the same result or the row errors.
+    (:func:`evalcore.io.trec_mappings.table_input`).
 
     Under ``protocol.trec_eval`` run lines may have text after the tag, only
     trec_eval's queries are kept (``all_queries``: its ``-c``) and every qrels
@@ -154,13 +146,12 @@ def trec_input(
         from evalcore.io.trec import files_input
 
         return EvalInput.from_columnar(files_input(qrels, run, k, gain_map=gain_map, **rules))
-    table_qrels = _table_qrels(qrels, run)
-    if table_qrels is not None:
-        from evalcore.io.trec_mappings import table_trec_input
+    prepared = isinstance(getattr(qrels, "judged", None), Judged)
+    if _is_table(run) and (prepared or _is_table(qrels)):
+        from evalcore.io.trec_mappings import table_input
 
-        fast = table_trec_input(table_qrels, run, k, gain_map=gain_map, **rules)
-        if fast is not None:
-            return EvalInput.from_columnar(fast)
+        checked = as_judged(qrels, gain_map) if prepared else qrels
+        return EvalInput.from_columnar(table_input(checked, run, k, gain_map=gain_map, **rules))
     depth = max(k, min_depth)
     judged, ranked = read_both(
         lambda: as_judged(qrels, gain_map),

@@ -17,33 +17,31 @@ is (``query 'q1' doc 'd3'`` for a dict, the row number for a table), in one
 :class:`~evalcore.io.errors.InputErrors`. A table is recognised by its shape
 (pandas and pyarrow are imported only to read one).
 
-The input becomes arrays in bulk (:class:`~evalcore.io.ranked.Judged`,
-:class:`~evalcore.io.ranked.Ranked`), checked once per column. Only input whose rows
+Each input is read once and checked once per column in bulk; only a column that fails
+the bulk check is walked row by row, to name each wrong row. It becomes arrays
+(:class:`~evalcore.io.ranked.Judged`, :class:`~evalcore.io.ranked.Ranked`), or, for a
+run table against qrels given as a table or prepared, the columns the TREC files are
+joined as, read from the table's own bytes (:func:`table_input`). Only input whose rows
 may repeat a ``(query, doc)`` pair (a table's, or a dict whose integer keys read like
-other keys) goes through the file rules for repeated rows
-(:func:`~evalcore.io.trec.qrels_from_rows`), which name each repeat.
-
-A clean run table (a DataFrame or a pyarrow Table, with qrels as a table or prepared)
-is read from its columns' own bytes and joined as TREC files are
-(:func:`table_trec_input`); anything it cannot take goes to the path above.
+other keys) goes through the file rules for repeated rows, which name each repeat.
 """
 
 from __future__ import annotations
 
 import math
 from bisect import bisect_right
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from itertools import accumulate, chain, repeat
 from numbers import Integral, Real
 from operator import contains, methodcaller
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from evalcore.contract.gains import MAX_GAIN
 from evalcore.io.errors import ErrorLog, InputErrors
-from evalcore.io.ranked import DictKeys, Judged, Ranked, judged_from_qrels, rank_rows
+from evalcore.io.ranked import DictKeys, Judged, Ranked, join, judged_from_qrels, rank_rows
 from evalcore.io.trec import (
     ColumnarInput,
     Labels,
@@ -51,6 +49,7 @@ from evalcore.io.trec import (
     assemble,
     qrels_from_rows,
     query_codes,
+    read_both,
     reduce_block,
 )
 from evalcore.io.trec_bytes import Decline, field_words
@@ -62,9 +61,6 @@ from evalcore.io.trec_format import (
     is_arrow_table,
     is_dataframe,
 )
-
-if TYPE_CHECKING:
-    from evalcore.contract.evaluation_protocol import EvalProtocol
 
 _GAINS = f"0..{MAX_GAIN}"
 _values = methodcaller("values")
@@ -79,6 +75,20 @@ def judged_from_mapping(
 ) -> Judged:
     """Qrels from a nested dict or a table (see the module docstring). A dict's inner dicts
     are copied unless ``copy=False`` (the caller keeps them unchanged while it uses them)."""
+    return _judged(*_checked_qrels(value, gain_map, name), gain_map, copy)
+
+
+def ranked_from_mapping(value: Any, *, name: str = "run", depth: int = 0) -> Ranked:
+    """A run from a nested dict or a table (see the module docstring), each query held to
+    its top ``depth`` positions (0: every position). A dict's doc IDs are read from its
+    inner dicts when asked (:class:`DictKeys`), never copied."""
+    return _ranked(*_checked_run(value, name), depth)
+
+
+def _checked_qrels(
+    value: Any, gain_map: Mapping[int, int] | None, name: str = "qrels"
+) -> tuple[_Rows, np.ndarray, bool]:
+    """(rows, their gains, whether an integer ID became text); raises every error."""
     rows = _rows(value, name, GAIN_COLUMNS)
     log = ErrorLog(rows.name)
     gains = _gains(rows, gain_map or {}, log)
@@ -87,6 +97,25 @@ def judged_from_mapping(
     if not gains.size:
         log.add(None, None, "no judgments", "give at least one query with one judged doc")
         log.raise_if_any()
+    return rows, gains, converted
+
+
+def _checked_run(value: Any, name: str = "run") -> tuple[_Rows, np.ndarray, bool]:
+    """(rows, their scores, whether an integer ID became text); raises every error."""
+    rows = _rows(value, name, SCORE_COLUMNS)
+    log = ErrorLog(rows.name)
+    scores = _scores(rows, log)
+    converted = _check_ids(rows, log)
+    log.raise_if_any()
+    if not scores.size:
+        log.add(None, None, "no results", "give at least one query with one scored doc")
+        log.raise_if_any()
+    return rows, scores, converted
+
+
+def _judged(
+    rows: _Rows, gains: np.ndarray, converted: bool, gain_map: Mapping | None, copy: bool = True
+) -> Judged:
     if rows.inner is not None and not converted and not gain_map and rows.value_types <= {int}:
         # the usual dict: its inner dicts are the labels as they are
         pairs = zip(rows.keys, rows.inner, strict=True)
@@ -101,18 +130,7 @@ def judged_from_mapping(
     )
 
 
-def ranked_from_mapping(value: Any, *, name: str = "run", depth: int = 0) -> Ranked:
-    """A run from a nested dict or a table (see the module docstring), each query held to
-    its top ``depth`` positions (0: every position). A dict's doc IDs are read from its
-    inner dicts when asked (:class:`DictKeys`), never copied."""
-    rows = _rows(value, name, SCORE_COLUMNS)
-    log = ErrorLog(rows.name)
-    scores = _scores(rows, log)
-    converted = _check_ids(rows, log)
-    log.raise_if_any()
-    if not scores.size:
-        log.add(None, None, "no results", "give at least one query with one scored doc")
-        log.raise_if_any()
+def _ranked(rows: _Rows, scores: np.ndarray, converted: bool, depth: int) -> Ranked:
     if converted:  # integer keys may now read alike: regroup by the IDs' text
         rows = rows.regrouped()
     if rows.inner is not None:  # queries without results are left out
@@ -135,9 +153,12 @@ class _Rows:
     """Parallel columns grouped by query, and how to name row ``i`` in a message.
 
     A dict's rows come grouped (``keys``, ``inner``: one mapping per key) and are read from
-    its inner mappings in C loops, listed only to name an error; a table's are grouped here
-    by a stable sort of their query IDs (``order``: the table row of every grouped row), so
-    the messages still name the table's row numbers.
+    its inner mappings in C loops, listed only to name an error. A table's ID columns are
+    taken as pyarrow text arrays when they are text without a null or an empty value (the
+    words of :func:`table_input`, no Python object per row), else read as Python values
+    (``read``: column -> its values); its rows are grouped here by a stable sort of their
+    query IDs (``order``: the table row of every grouped row), so the messages still name
+    the table's row numbers.
     """
 
     def __init__(
@@ -146,32 +167,33 @@ class _Rows:
         keys: list,
         inner: list | None,
         columns: tuple | None = None,
-        query_ids: list | None = None,
-        doc_ids: list | None = None,
-        values: Any = None,
+        read: Callable[[int], Any] | None = None,
     ) -> None:
         self.name = name
         self.keys = keys  # a dict's query IDs (its keys, in order); a table's: see blocks()
         self.inner = inner  # a dict's inner mappings (its rows, query by query); None: a table
         self.columns = columns  # a table's (query, doc, value) column names; None: a dict
-        self.query_ids = query_ids  # a table's query ID of every row
-        if inner is None:
-            self.doc_ids = doc_ids
-            self.values = values
+        self.read = read
+        self.text: list = [None, None]  # a table's clean query and doc ID columns (pyarrow)
         self.lengths = None if inner is None else list(map(len, inner))
         self.starts = None if inner is None else [0, *accumulate(self.lengths)]
         self.order: np.ndarray | None = None  # grouped row -> input row (tables)
         self.from_pandas = False  # a DataFrame's rows: pandas' hash table is at hand
 
     @cached_property
+    def query_ids(self) -> list:
+        """A table's query ID of every row."""
+        return self.read(0)  # type: ignore[misc]
+
+    @cached_property
     def doc_ids(self) -> list:
-        """Every row's doc ID (a dict's listed when first asked)."""
-        return list(chain.from_iterable(self.inner or ()))
+        """Every row's doc ID (listed when first asked)."""
+        return self.read(1) if self.read else list(chain.from_iterable(self.inner or ()))
 
     @cached_property
     def values(self) -> Any:
         """Every row's value (a dict's listed when first asked; a table's may be an array)."""
-        return list(chain.from_iterable(map(_values, self.inner or ())))
+        return self.read(2) if self.read else list(chain.from_iterable(map(_values, self.inner)))
 
     @cached_property
     def value_types(self) -> set[type]:
@@ -189,6 +211,8 @@ class _Rows:
 
     def clean_ids(self, column: int) -> bool:
         """Whether column 0 (query) or 1 (doc) holds only non-empty strings (C loops)."""
+        if self.text[column] is not None:
+            return True
         if column == 0:
             ids = self.keys if self.inner is not None else self.query_ids
             return set(map(type, ids)) <= {str} and all(ids)  # type: ignore[arg-type]
@@ -199,13 +223,13 @@ class _Rows:
 
     def query_of(self, i: int) -> Any:
         """The query ID of input row ``i``."""
-        if self.query_ids is not None:
+        if self.inner is None:
             return self.query_ids[i]
         return self.keys[bisect_right(self.starts, i) - 1]  # type: ignore[arg-type]
 
     def query_column(self) -> list:
         """The query ID of every row, as a list (for the file rules on repeated rows)."""
-        if self.query_ids is not None:
+        if self.inner is None:
             return self.query_ids
         return list(chain.from_iterable(map(repeat, self.keys, self.lengths or ())))
 
@@ -240,9 +264,8 @@ class _Rows:
 
     def regrouped(self) -> _Rows:
         """These rows as a table's (queries that read alike after conversion merge)."""
-        rows = _Rows(self.name, [], None, None, self.query_column(), self.doc_ids, self.values)
-        rows.from_pandas = self.from_pandas
-        return rows
+        columns = (self.query_column(), self.doc_ids, self.values)
+        return _Rows(self.name, [], None, None, columns.__getitem__)
 
     def grouped(self, gains: np.ndarray) -> dict[str, dict[str, int]]:
         """query -> doc -> gain (a repeated ``(query, doc)`` leaves fewer entries than rows)."""
@@ -299,12 +322,16 @@ def _frame_rows(frame: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
     """The rows of a DataFrame (``frame``) or a pyarrow Table."""
     pandas = is_dataframe(frame)
     picked = _columns(frame, name, value_columns)
-    if pandas:
-        q, d, v = (frame[c].to_numpy() for c in picked)
-    else:
-        q, d, v = (frame.column(c).to_numpy(zero_copy_only=False) for c in picked)
-    values = v if v.dtype.kind in "iuf" else v.tolist()
-    rows = _Rows(name, [], None, picked, _ids(q), _ids(d), values)
+
+    def read(j: int) -> Any:
+        c = picked[j]
+        column = frame[c].to_numpy() if pandas else frame.column(c).to_numpy(zero_copy_only=False)
+        if j == 2:
+            return column if column.dtype.kind in "iuf" else column.tolist()
+        return column.astype(str).tolist() if column.dtype.kind in "iu" else column.tolist()
+
+    rows = _Rows(name, [], None, picked, read)
+    rows.text = [_text(frame[c] if pandas else frame.column(c)) for c in picked[:2]]
     rows.from_pandas = pandas
     return rows
 
@@ -324,13 +351,6 @@ def _columns(frame: Any, name: str, value_columns: tuple[str, ...]) -> tuple[str
             )
         picked.append(found[0])
     return picked[0], picked[1], picked[2]
-
-
-def _ids(column: np.ndarray) -> list:
-    """A table's ID column as a list; integer columns become their decimal text."""
-    if column.dtype.kind in "iu":
-        return column.astype(str).tolist()
-    return column.tolist()
 
 
 def _check_ids(rows: _Rows, log: ErrorLog) -> bool:
@@ -465,125 +485,82 @@ def _finite(x: Any) -> float | None:
 # --- tables ----------------------------------------------------------------------------------
 
 
-def table_trec_input(
-    qrels: Any,
-    run: Any,
-    k: int,
-    *,
-    complete: bool,
-    protocol: EvalProtocol,
-    all_queries: bool = False,
-    gain_map: Mapping[int, int] | None = None,
-    min_depth: int = 0,
-) -> ColumnarInput | None:
-    """The packed batch of a run table (a pandas DataFrame or a pyarrow Table) against
-    qrels given as a table or as the words of prepared qrels (:class:`Labels`), read
-    column by column as the files are: no Python object per row; or None, for the general
-    path above (:func:`judged_from_mapping`, :func:`ranked_from_mapping`), which gives the
-    same result or names every wrong row. Same arguments and meaning as :func:`evalcore.api.inputs.trec_input`."""
-    try:
-        labels = qrels if isinstance(qrels, Labels) else table_labels(qrels, gain_map)
-        ranked = _table_ranked(run, max(k, min_depth))
-    except Decline:
-        return None
-    return assemble(
-        labels,
-        ranked,
-        k,
-        complete=complete,
-        protocol=protocol,
-        all_queries=all_queries,
-        min_depth=min_depth,
+def table_input(qrels: Judged | Any, run: Any, k: int, **rules: Any) -> ColumnarInput:
+    """The packed batch of a run table (a DataFrame or a pyarrow Table) against qrels given
+    as a table or prepared (a :class:`Judged`), each read and checked once (the errors of
+    both raised together). Joined column by column as TREC files are
+    (:func:`~evalcore.io.trec.assemble`) when the words hold every ID, else (an ID with a
+    NUL, integers among text IDs, no pyarrow) as Python rows (:func:`~evalcore.io.ranked.join`).
+    ``rules``: ``gain_map`` and the arguments of :func:`~evalcore.io.ranked.join`."""
+    gain_map = rules.pop("gain_map", None)
+    depth = max(k, rules.get("min_depth", 0))
+    checked, (rows, scores, converted) = read_both(
+        lambda: qrels if isinstance(qrels, Judged) else _checked_qrels(qrels, gain_map),
+        lambda: _checked_run(run),
     )
+    try:
+        labels = checked.words if isinstance(checked, Judged) else _labels(*checked[:2])
+        if labels is None:
+            raise Decline("prepared qrels the words cannot hold")
+        return assemble(labels, _windows(rows, scores, depth), k, **rules)
+    except Decline:
+        judged = checked if isinstance(checked, Judged) else _judged(*checked, gain_map)
+        return join(judged, _ranked(rows, scores, converted, depth), k, **rules)
 
 
-def table_labels(value: Any, gain_map: Mapping[int, int] | None) -> Labels:
-    """Qrels from a table's columns (see :func:`table_trec_input`); raises :class:`Decline`."""
-    name, (q, d, g) = _table_columns(value, "qrels", GAIN_COLUMNS)
-    import pyarrow as pa
-
-    if not pa.types.is_integer(g.type) or g.null_count:
-        raise Decline("gain column")
-    gains = g.to_numpy()
-    if gain_map:
-        distinct_raw = np.unique(gains)
-        mapped = np.asarray([gain_map.get(int(v), int(v)) for v in distinct_raw.tolist()])
-        gains = mapped[np.searchsorted(distinct_raw, gains)]
-    if gains.size == 0 or gains.min() < 0 or gains.max() > MAX_GAIN:
-        raise Decline("gain outside the scale")
+def _labels(rows: _Rows, gains: np.ndarray) -> Labels:
+    """Checked qrels table rows as columns; raises :class:`Decline` when not words."""
+    query, docs = (_words(array) for array in rows.text)
     code_of: dict[str, int] = {}
-    query = query_codes(_words(q), code_of).astype(np.int32)
-    return Labels(name, list(code_of), query, [_words(d)], gains.astype(np.int8))
+    codes = query_codes(query, code_of).astype(np.int32)
+    return Labels(rows.name, list(code_of), codes, [docs], gains)
 
 
-def _table_ranked(value: Any, depth: int) -> Windows:
-    name, (q, d, s) = _table_columns(value, "run", SCORE_COLUMNS)
-    import pyarrow as pa
-
-    if not (pa.types.is_floating(s.type) or pa.types.is_integer(s.type)) or s.null_count:
-        raise Decline("score column")
-    scores = s.to_numpy().astype(np.float64)
-    if not np.isfinite(scores).all():
-        raise Decline("score not finite")
-    out = Windows(name)
-    codes = query_codes(_words(q), out.code_of)
-    docs = _words(d)
-    if codes.size > 1 and (codes[1:] < codes[:-1]).any():  # a query's rows not together
-        order = np.argsort(codes, kind="stable")
-        codes, scores, docs = codes[order], scores[order], docs[order]
-    if not codes.size:
-        raise Decline("no results")
-    reduce_block(out, codes, scores, docs, depth)
+def _windows(rows: _Rows, scores: np.ndarray, depth: int) -> Windows:
+    """Checked run table rows as columns, each query held to ``depth`` positions; raises
+    :class:`Decline` when not words."""
+    query, docs = (_words(array) for array in rows.text)
+    out = Windows(rows.name)
+    reduce_block(out, query_codes(query, out.code_of), scores, docs, depth)
     out.query_ids = list(out.code_of)
     return out
 
 
-def _table_columns(value: Any, kind: str, value_columns: tuple[str, ...]) -> tuple[str, list]:
-    """(name, the query, doc and value columns as pyarrow arrays) of a DataFrame or a pyarrow
-    Table; IDs as text (an integer column as its decimal text). Raises :class:`Decline`."""
+def _text(column: Any) -> Any:
+    """A table's ID column as a pyarrow string array (integers as their decimal text), or
+    None when it is not text without a null or an empty value (or pyarrow is absent): its
+    Python values are then checked, and name each wrong row."""
     try:
         import pyarrow as pa
         import pyarrow.compute as pc
     except ImportError:
-        raise Decline("no pyarrow") from None
-    frame = is_dataframe(value)
-    if not (frame or is_arrow_table(value)):
-        raise Decline("not a table")
+        return None
     try:
-        picked = list(_columns(value, kind, value_columns))
-    except InputErrors:
-        raise Decline("columns") from None  # the general path says which
-    try:
-        table = (
-            pa.Table.from_pandas(value[picked], preserve_index=False)
-            if frame
-            else value.select(picked)
-        )
+        array = column if isinstance(column, pa.Array | pa.ChunkedArray) else pa.array(column)
     except (pa.ArrowException, TypeError, ValueError):
-        raise Decline("not columns of one type") from None
-    columns = []
-    for j, column in enumerate(table.columns):
-        array = column.combine_chunks() if column.num_chunks != 1 else column.chunk(0)
-        if j < 2:
-            if pa.types.is_integer(array.type):
-                array = pc.cast(array, pa.string())
-            if pa.types.is_large_string(array.type) or pa.types.is_string_view(array.type):
-                array = pc.cast(array, pa.string())
-            if not pa.types.is_string(array.type) or array.null_count:
-                raise Decline("IDs not text")
-        columns.append(array)
-    return f"{kind} ({'DataFrame' if frame else 'Table'})", columns
+        return None
+    if isinstance(array, pa.ChunkedArray):
+        array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
+    if pa.types.is_integer(array.type) or pa.types.is_large_string(array.type):
+        array = pc.cast(array, pa.string())
+    elif pa.types.is_string_view(array.type):
+        array = pc.cast(array, pa.string())
+    if not pa.types.is_string(array.type) or array.null_count:
+        return None
+    offsets = np.frombuffer(array.buffers()[1], dtype=np.int32)[
+        array.offset : array.offset + len(array) + 1
+    ]
+    return None if (offsets[1:] == offsets[:-1]).any() else array
 
 
 def _words(array: Any) -> np.ndarray:
-    """A pyarrow string array's values as rows of 64-bit words; raises :class:`Decline` for
-    an empty value or a NUL (the general path names the first, the words cannot hold the
-    second)."""
+    """A clean pyarrow string array's values (:func:`_text`) as rows of 64-bit words; raises
+    :class:`Decline` when there is none or one holds a NUL (the words cannot hold it)."""
+    if array is None:
+        raise Decline("not text")
     offsets = np.frombuffer(array.buffers()[1], dtype=np.int32)[
         array.offset : array.offset + len(array) + 1
     ].astype(np.int64)
-    if len(array) and (offsets[1:] == offsets[:-1]).any():
-        raise Decline("empty ID")
     start, end = int(offsets[0]), int(offsets[-1])
     data = (
         np.frombuffer(array.buffers()[2], dtype=np.uint8)[start:end]

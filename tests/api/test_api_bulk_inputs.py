@@ -197,10 +197,12 @@ def test_numpy_gains_and_scores_in_dicts_are_numbers():
     assert result.aggregates["RR@2"] == 0.5
 
 
-def test_the_column_reader_takes_clean_tables_and_leaves_the_rest_to_the_general_path():
-    """Clean tables are read as columns (no Python object per row); a table the words
-    cannot hold exactly, or a wrong one, goes to the general path, which names the row."""
-    from evalcore.io.trec_mappings import table_trec_input
+def test_a_table_is_read_once_joined_as_columns_when_clean_and_named_row_by_row_when_wrong():
+    """Clean tables are joined as columns (no Python object per row); one the words cannot
+    hold (a NUL) is joined as Python rows; a wrong one is named by its rows."""
+    from evalcore.io.ranked import PackedUnits
+    from evalcore.io.trec import WordUnits
+    from evalcore.io.trec_mappings import table_input
 
     qrels = pd.DataFrame(
         {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "relevance": [2, 0, 1]}
@@ -213,24 +215,28 @@ def test_the_column_reader_takes_clean_tables_and_leaves_the_rest_to_the_general
         }
     )
     protocol = EvalProtocol()
-    taken = table_trec_input(qrels, run, 2, complete=False, protocol=protocol)
-    assert taken is not None and list(taken.batch.top_units) == [["x", "a"], ["c"], ["z"]]
+    taken = table_input(qrels, run, 2, complete=False, protocol=protocol)
+    assert isinstance(taken.batch.top_units, WordUnits)
+    assert list(taken.batch.top_units) == [["x", "a"], ["c"], ["z"]]
     prepared = evalcore.Qrels(qrels)
-    assert (
-        table_trec_input(
-            prepared.judged.words, pa.Table.from_pandas(run), 2, complete=False, protocol=protocol
-        )
-        is not None
+    taken = table_input(
+        prepared.judged, pa.Table.from_pandas(run), 2, complete=False, protocol=protocol
     )
+    assert isinstance(taken.batch.top_units, WordUnits)
+    nul = table_input(
+        qrels, run.assign(doc_id=["c", "a", "x\0y", "z"]), 2, complete=False, protocol=protocol
+    )
+    assert isinstance(nul.batch.top_units, PackedUnits)
+    assert list(nul.batch.top_units) == [["x\0y", "a"], ["c"], ["z"]]
     for odd_run in (
-        run.assign(doc_id=["c", "a", "", "z"]),  # empty ID: the general path names it
-        run.assign(doc_id=["c", "a", "x\0y", "z"]),  # NUL: words cannot hold it
+        run.assign(doc_id=["c", "a", "", "z"]),
         run.assign(score=[1.0, float("nan"), 2.0, 0.5]),
         run.assign(doc_id=["c", "a", None, "z"]),
     ):
-        assert table_trec_input(qrels, odd_run, 2, complete=False, protocol=protocol) is None
+        with pytest.raises(InputErrors, match=r"run \(DataFrame\): row [12] "):
+            table_input(qrels, odd_run, 2, complete=False, protocol=protocol)
     repeated = pd.concat([qrels, qrels.iloc[:1]])  # the file rules' notes, naming the rows
-    taken = table_trec_input(repeated, run, 2, complete=False, protocol=protocol)
+    taken = table_input(repeated, run, 2, complete=False, protocol=protocol)
     assert taken.notes == [
         "qrels (DataFrame):4: query q1 doc a repeats line 1 with the same gain 2; counted once"
     ]
