@@ -324,6 +324,8 @@ def _frame_rows(frame: Any, name: str, value_columns: tuple[str, ...]) -> _Rows:
     picked = _columns(frame, name, value_columns)
 
     def read(j: int) -> Any:
+        if j < 2 and rows.text[j] is not None:  # (integers read as their text, as checked)
+            return rows.text[j].to_numpy(zero_copy_only=False).tolist()
         c = picked[j]
         column = frame[c].to_numpy() if pandas else frame.column(c).to_numpy(zero_copy_only=False)
         if j == 2:
@@ -541,9 +543,8 @@ def _text(column: Any) -> Any:
         return None
     if isinstance(array, pa.ChunkedArray):
         array = array.combine_chunks() if array.num_chunks != 1 else array.chunk(0)
-    if pa.types.is_integer(array.type) or pa.types.is_large_string(array.type):
-        array = pc.cast(array, pa.string())
-    elif pa.types.is_string_view(array.type):
+    kind = array.type
+    if pa.types.is_integer(kind) or pa.types.is_large_string(kind) or pa.types.is_string_view(kind):
         array = pc.cast(array, pa.string())
     if not pa.types.is_string(array.type) or array.null_count:
         return None

@@ -293,3 +293,12 @@ def test_dict_qrels_are_copied_unless_asked_not_to_and_any_mapping_is_read():
     assert judged_from_mapping(plain).gains_of["q1"] is not plain["q1"]
     run = ranked_from_mapping({"q1": MappingProxyType({"a": 1.0, "b": 2.0}), "q2": {}})
     assert run.rankings() == {"q1": ["b", "a"]}
+
+
+def test_integer_ids_in_an_object_column_are_their_decimal_text():
+    ids = pd.Series([1, 1, 2], dtype=object)
+    qframe = pd.DataFrame({"query_id": ids, "doc_id": ["a", "b", "c"], "relevance": [2, 0, 1]})
+    assert judged_from_mapping(qframe).gains_of == {"1": {"a": 2, "b": 0}, "2": {"c": 1}}
+    frame = pd.DataFrame({"query_id": ids, "doc_id": pd.Series([5, 6, 7], dtype=object)})
+    run = ranked_from_mapping(frame.assign(score=[1.0, 2.0, 0.5]))
+    assert run.rankings() == {"1": ["6", "5"], "2": ["7"]}
