@@ -177,6 +177,9 @@ def test_prepared_qrels_are_checked_at_the_edge_with_the_readers_messages(tmp_pa
     assert from_file.evaluate({"q1": {"a": 1.0}}, measures=["P@1"]).aggregates["P@1"] == 1.0
     with pytest.raises(ValueError, match=r"give it to evalcore.Qrels\(..., gain_map=...\)"):
         evalcore.evaluate(from_file, {"q1": {"a": 1.0}}, measures=["P@1"], gain_map={9: 4})
+    table_run = pd.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "score": [1.0]})
+    with pytest.raises(ValueError, match=r"give it to evalcore.Qrels\(..., gain_map=...\)"):
+        evalcore.evaluate(from_file, table_run, measures=["P@1"], gain_map={9: 4})
 
 
 def test_run_tables_name_the_wrong_row_and_column():
