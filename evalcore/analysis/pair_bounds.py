@@ -151,8 +151,20 @@ def net_weight(units: PairUnits, measure: Measure, protocol: EvalProtocol) -> np
     return in_a.astype(np.float64) - in_b.astype(np.float64)
 
 
+def first_sure_ranks(units: PairUnits, sure: np.ndarray, in_a: np.ndarray,
+                     in_b: np.ndarray) -> Arrays2:
+    """Per query, each run's first rank in its cut holding a ``sure`` row (int64 max: none)."""
+    big = np.iinfo(np.int64).max
+
+    def first(in_x: np.ndarray, rank: np.ndarray) -> np.ndarray:
+        return segment_reduce(np.minimum, units.query, np.where(sure & in_x, rank, big),
+                              np.full(units.n, big, dtype=np.int64))
+
+    return first(in_a, units.rank_a), first(in_b, units.rank_b)
+
+
 def _first_relevant(units: PairUnits, measure: Measure, protocol: EvalProtocol) -> Arrays2:
-    n, q = units.n, units.query
+    q = units.query
     in_a, in_b, _, _ = cut_and_cutoffs(units, measure)
     sure, maybe = _relevance(units, measure, protocol)
 
@@ -162,10 +174,7 @@ def _first_relevant(units: PairUnits, measure: Measure, protocol: EvalProtocol) 
         return (rank > 0).astype(np.float64)
 
     big = np.iinfo(np.int64).max
-    first_a = segment_reduce(np.minimum, q, np.where(sure & in_a, units.rank_a, big),
-                             np.full(n, big, dtype=np.int64))
-    first_b = segment_reduce(np.minimum, q, np.where(sure & in_b, units.rank_b, big),
-                             np.full(n, big, dtype=np.int64))
+    first_a, first_b = first_sure_ranks(units, sure, in_a, in_b)
     base = f(np.where(first_a == big, 0, first_a)) - f(np.where(first_b == big, 0, first_b))
 
     def min_difference(first_x, first_y, rank_x, rank_y, in_x, in_y, start):
