@@ -1,54 +1,24 @@
 """Bounds on each query's difference ``A - B`` taken directly over the shared unknowns.
 
-Each run's own bounds give ``[lower_A - upper_B, upper_A - lower_B]`` (the
-*naive* interval): it lets one unlabeled unit returned by both runs be relevant
-for A and non-relevant for B at once. Here every unknown unit has ONE gain in a
-completion, and the difference is bounded over those joint completions
-(:class:`~evalcore.analysis.pair_units.PairUnits`). Per family:
-
-* **P@k, RBP@k** (a sum over positions of weight x relevance): ``A - B`` is a
-  sum over units of ``(w_A(u) - w_B(u)) * rel(u)``; its extremes take each
-  unknown unit relevant or not by the sign of its own net weight. **Exact**
-  (both ends are attained by a completion). A unit both runs return at the same
-  rank does not move the difference at all.
-* **RR@k, Success@k** (a decreasing function of the first relevant rank):
-  the minimum of ``A - B`` is attained with B's first relevant unit at one of
-  its unknown units before its first certainly relevant one (or none), that unit
-  relevant, everything else unknown non-relevant; every candidate is tried, so
-  the bounds are **exact** (the maximum is the same with A and B swapped).
-* **nDCG@k** (the two runs share one IDCG): **exact** when every unknown unit in
-  the cuts is unlabeled: :mod:`evalcore.analysis.ndcg_difference` finds the least and
-  greatest ``(DCG_A - DCG_B) / IDCG`` over the joint completions (sign phases, monotone
-  gain assignments, a chain programme inside Dinkelbach's iteration); a unit in
-  conflict there is searched over every gain (sound, not always tight). It is
-  intersected with the box bound below (so never wider than it), which is also the
-  fallback where the search does not settle.
-* **nDCG's box bound** (intersected with the search): ``A - B = N / D`` with ``N =
-  DCG_A - DCG_B`` bounded exactly per unit as above, and ``D`` (IDCG) between its
-  values with every unknown at its lowest and at its highest gain (at least 1 in a
-  completion where it is positive): **sound and exact in sign**, not the tightest in
-  size. nDCG needs both runs at the same cutoff on the query (IDCG@k), else the naive
-  interval is used.
-* **R@k** (the runs share \\|R\\|): **exact** in closed form (:func:`_recall`): the
-  least difference has every unknown unit only A has non-relevant, every one only B
-  has relevant, and the units both or neither have all relevant or none.
-* **AP@k** (the runs share \\|R\\|): each run's precision sum split into per-unit shares
-  and pair terms (:func:`_average_precision`); **exact** when the cuts hold no unknown
-  unit (and tied when both runs rank the unknown ones alike), sound otherwise.
-* **Judged@k**: has no unknowns (its difference is known).
+Each run's own bounds give ``[lower_A - upper_B, upper_A - lower_B]`` (the *naive*
+interval): it lets one unlabeled unit returned by both runs be relevant for A and
+non-relevant for B at once. Here every unknown unit has ONE gain in a completion, and the
+difference is bounded over those joint completions
+(:class:`~evalcore.analysis.pair_units.PairUnits`). :data:`METHODS` says how each family
+is bounded and where it is exact (docs/decided-comparisons.md, "Bounds per measure",
+gives the table and the nDCG search); each family's function gives its argument.
 
 **Open populations** (contract section 12): besides the unknown units in the cuts, up
 to ``U_out`` outside units (:meth:`PairUnits.outside`: unlabeled, in neither cut) may be
 relevant with any gain, in both runs' population alike. They enter nDCG's IDCG (at most
-min(k, ``U_out``) of them, at the highest gain, in the search and the box) and R's and
-AP's \\|R\\| (any number 0..``U_out``). With ``U_out`` unbounded an R or AP difference
-that is positive with no outside unit relevant stays positive in every completion and
-only approaches 0 as they grow: that end is *open* (:func:`pair_interval_ends`), and a
-verdict may rest on it (``Decision.lower_open``). A completion in which no unit is
-relevant counts as a difference of 0.
+min(k, ``U_out``) of them, at the highest gain) and R's and AP's \\|R\\| (any number
+0..``U_out``). With ``U_out`` unbounded an R or AP difference that is positive with no
+outside unit relevant stays positive in every completion and only approaches 0: that end
+is *open* (:func:`pair_interval_ends`), and a verdict may rest on it
+(``Decision.lower_open``). A completion in which no unit is relevant counts as a
+difference of 0.
 
-All arithmetic is numpy over the unit rows; NaN marks a query the pair method
-does not cover (the caller uses the naive interval there).
+NaN marks a query the pair method does not cover (the caller uses the naive interval).
 """
 
 from __future__ import annotations
@@ -201,6 +171,12 @@ def _ratio_box(n_lo: np.ndarray, n_hi: np.ndarray, d_lo: np.ndarray, d_hi: np.nd
 
 def _ndcg(units: PairUnits, measure: Measure, protocol: EvalProtocol,
           needed: np.ndarray | None = None) -> Arrays2:
+    """nDCG@k (the runs share one IDCG): the joint search of
+    :mod:`evalcore.analysis.ndcg_difference` (exact when every unknown unit in the cuts is
+    unlabeled; a unit in conflict is searched over every gain: sound), intersected with the
+    box bound ``N / D`` (``N = DCG_A - DCG_B`` exact per unit, ``D`` the IDCG between its
+    values with every unknown at its lowest and highest gain: sound, exact in sign), its
+    fallback. NaN where the runs' cutoffs differ on the query (IDCG@k is not shared)."""
     n, q = units.n, units.query
     in_a, in_b, ka, kb = cut_and_cutoffs(units, measure)
     table = gain_values(protocol.gain)
@@ -452,6 +428,8 @@ def _average_precision(units: PairUnits, measure: Measure, protocol: EvalProtoco
 
 
 def _top(units: PairUnits, measure: Measure, protocol: EvalProtocol) -> Arrays2:
+    """P@k and RBP@k, exact: ``A - B`` is a sum over units of ``(w_A - w_B) * rel``; its
+    extremes take each unknown unit relevant or not by the sign of its net weight."""
     in_a, in_b, ka, kb = cut_and_cutoffs(units, measure)
     sure, maybe = _relevance(units, measure, protocol)
     return _additive(units, _weights(units, measure, in_a, in_b, ka, kb), maybe, sure)
