@@ -348,14 +348,12 @@ def labels_to_decide(pair: PairEvaluation, name: str, rows: np.ndarray, progress
                      scores: np.ndarray) -> int | None:
     """About how many labels, taken from the queue in its order, the comparison still
     needs: 0 when settled (decided or tied), None when it is undecidable or labeling every
-    queued unit is not expected to decide it.
+    queued unit is not expected to decide it (docs/decided-comparisons.md, "About N labels").
 
-    ``rows`` (with their ``scores`` and ``progress``) are taken in queue order, ties broken
-    by the ranks (not the unit ids, so the estimate does not depend on which rows the queue
-    named). Each of :data:`ESTIMATE_DRAWS` completions gives every queued unit a gain drawn from
-    :func:`gain_distribution` (by a hash of its query and ranks: the same unit draws the same
-    gain however the pair was read); the count is the first at which the mean interval
-    settles. The median count is reported (None when most draws never settle)."""
+    The median, over :data:`ESTIMATE_DRAWS` completions drawn from :func:`gain_distribution`,
+    of the first count at which the mean interval settles. Ties of the order and each
+    unit's drawn gain (a hash of its query and ranks) do not depend on unit ids: the
+    estimate is the same however the pair was read."""
     lower, upper, _, _ = pair.intervals(name)
     if lower.size == 0 or np.isnan(lower).any() or np.isnan(upper).any():
         return None

@@ -116,15 +116,11 @@ def _residual_freedom(data: StratifiedInput) -> int:
 
 def power_tuned(data: StratifiedInput) -> tuple[StratifiedInput, float]:
     """The input with its prediction ``b + lam * (f - b)`` (``b``: the baseline made without
-    automatic judgments, ``f``: the prediction with them), ``lam`` in [0, 1] the
-    coefficient of the sampled queries' ``D_q - b`` on ``f - b``, each stratum's
-    covariance and variance weighted by its weight in the estimator's variance,
-    ``N_h^2 (1 - m_h/N_h) / m_h`` (the weight that minimises the estimated variance);
-    0 when the sample cannot tell. Any ``lam`` gives a prediction fixed before the
-    labels up to one scalar, inside the worst-case intervals; a useless or wrong source
-    gets a weight near 0, a good one near 1. Below :data:`MIN_FIT_FREEDOM` residual
-    degrees of freedom no weight is fitted: the prediction with the judgments is used
-    as it is (weight 1, the plain difference estimator, valid whatever they are)."""
+    automatic judgments, ``f``: with them), ``lam`` in [0, 1] the sample's coefficient of
+    ``D_q - b`` on ``f - b``, each stratum weighted by its weight in the estimator's variance
+    (docs/estimation.md, "Power tuning"): a useless or wrong source gets a weight near 0.
+    Below :data:`MIN_FIT_FREEDOM` residual degrees of freedom the weight is 1 (the plain
+    difference estimator, valid whatever the judgments are)."""
     if data.baseline is None:
         return data, 1.0
     if _residual_freedom(data) < MIN_FIT_FREEDOM:
@@ -239,11 +235,4 @@ def stratified_difference(data: StratifiedInput, level: float) -> Interval:
     point = min(max(point, worst_lower), worst_upper)
     # Rounding of sums must not cross the ends.
     lower, upper = min(lower, point), max(upper, point)
-    return Interval(
-        point=point,
-        lower=lower,
-        upper=upper,
-        worst_lower=float(worst_lower),
-        worst_upper=float(worst_upper),
-        predictor_weight=weight,
-    )
+    return Interval(point, lower, upper, float(worst_lower), float(worst_upper), weight)

@@ -268,19 +268,13 @@ def prediction(
     lower: np.ndarray,
     upper: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """float[n] twice: each query's predicted difference and the variance of the
-    difference over the completions it is the mean of. From the evidence before the sample
-    alone: the mean over :data:`PRIOR_DRAWS` completions in which every unknown unit has a
-    gain drawn from
-
-    * the human gains' chances given its automatic judgment (:func:`calibration`, from the
-      labeled units that have one too; an automatic source that is often wrong in a
-      systematic way is read for what it says), or its automatic gain itself when too few
-      labeled units have one;
-    * without an automatic judgment, the share of gains among the labeled units of its
-      kind (:func:`~evalcore.analysis.decision_queue.gain_distribution`).
-
-    Any prediction keeps the estimator valid; a better one narrows it."""
+    """float[n] twice: each query's predicted difference and its variance over the
+    :data:`PRIOR_DRAWS` completions it is the mean of, from the evidence before the sample
+    alone (docs/estimation.md, "The estimator"). An unknown unit's gain is drawn from the
+    human gains' chances given its automatic judgment (:func:`calibration`; its automatic
+    gain itself when too few labeled units have one), else from
+    :func:`~evalcore.analysis.decision_queue.gain_distribution`. Any prediction keeps the
+    estimator valid; a better one narrows it."""
     u = pair.units
     rows = np.flatnonzero(u.unknown)
     if rows.size == 0:
