@@ -127,32 +127,6 @@ def _search_block(active_q: np.ndarray, active_c: np.ndarray, n0: np.ndarray,
     return found
 
 
-def _least(units: PairUnits, c: np.ndarray, var: np.ndarray, n0: np.ndarray,
-           fixed: np.ndarray, outside: tuple[np.ndarray, np.ndarray], zero_possible: np.ndarray,
-           k: np.ndarray, table: np.ndarray, cum: np.ndarray,
-           needed: np.ndarray | None) -> np.ndarray:
-    """The least of ``f`` per query (module docstring); ``c``: the net discounts of the
-    objective (A - B, or B - A for the maximum); NaN on the queries not ``needed``."""
-    n, q = units.n, units.query
-    best = np.where(zero_possible, 0.0, np.inf)
-    if needed is None:
-        todo = np.arange(n)
-    else:
-        best[~needed] = np.nan
-        todo = np.flatnonzero(needed)
-    for sign, at, out_counts in ((-1, units.low, outside[0]), (1, units.high, outside[1])):
-        # sign -1: the phase "minimum below 0": active units have c < 0, the rest at lowest.
-        active = var & (c * sign > 0)
-        rest = var & ~active
-        base = fixed + out_counts + level_counts(q[rest], at[rest], n)
-        start = n0 + segment_sum(q[rest], c[rest] * table[at[rest]], n)
-        found = _search(q[active], c[active], start, base, k, table, cum, todo)
-        best = np.minimum(best, found)  # NaN (not settled) wins: the caller falls back
-        # A minimum below 0 is the first phase's: the second only runs where it is not.
-        todo = np.flatnonzero(best >= 0)
-    return best
-
-
 def exact_difference(units: PairUnits, in_a: np.ndarray, in_b: np.ndarray, k: np.ndarray,
                      table: np.ndarray, disc: np.ndarray, needed: np.ndarray | None = None,
                      outside_units: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -191,6 +165,26 @@ def exact_difference(units: PairUnits, in_a: np.ndarray, in_b: np.ndarray, k: np
     # IDCG is 0 in some completion exactly when every gain can be 0 at once.
     lowest = fixed + outside[0] + level_counts(q[var], units.low[var], n)
     zero_possible = (lowest[:, 1:] * (table[1:] > 0)).sum(axis=1) == 0
-    lower = _least(units, c, var, n0, fixed, outside, zero_possible, k, table, cum, needed)
-    upper = -_least(units, -c, var, -n0, fixed, outside, zero_possible, k, table, cum, needed)
-    return lower, upper
+
+    def least(c: np.ndarray, n0: np.ndarray) -> np.ndarray:
+        """The least of ``f`` per query; ``c``: the net discounts of the objective (A - B,
+        or B - A for the maximum); NaN on the queries not ``needed``."""
+        best = np.where(zero_possible, 0.0, np.inf)
+        if needed is None:
+            todo = np.arange(n)
+        else:
+            best[~needed] = np.nan
+            todo = np.flatnonzero(needed)
+        for sign, at, out_counts in ((-1, units.low, outside[0]), (1, units.high, outside[1])):
+            # sign -1: the phase "minimum below 0": active units have c < 0, the rest at lowest.
+            active = var & (c * sign > 0)
+            rest = var & ~active
+            base = fixed + out_counts + level_counts(q[rest], at[rest], n)
+            start = n0 + segment_sum(q[rest], c[rest] * table[at[rest]], n)
+            found = _search(q[active], c[active], start, base, k, table, cum, todo)
+            best = np.minimum(best, found)  # NaN (not settled) wins: the caller falls back
+            # A minimum below 0 is the first phase's: the second only runs where it is not.
+            todo = np.flatnonzero(best >= 0)
+        return best
+
+    return least(c, n0), -least(-c, -n0)
