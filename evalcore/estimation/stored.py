@@ -60,8 +60,11 @@ def design_of(sample: StoredSample) -> SampleDesign:
     return SampleDesign.model_validate_json(sample.design_json)
 
 
-def _unit_rows(design: SampleDesign) -> list[tuple[str, str, int, int]]:
-    return [(u.query_id, u.unit_id, u.stratum, u.order) for u in design.sampled_units()]
+def _stored(design: SampleDesign) -> dict:
+    """What the store keeps of a drawn or grown design: its draws, its JSON and its sampled
+    units as ``(query_id, unit_id, stratum, draw)`` in order."""
+    units = [(u.query_id, u.unit_id, u.stratum, u.order) for u in design.sampled_units()]
+    return {"draws": design.draws, "design_json": design.model_dump_json(), "units": units}
 
 
 def draw_stored_sample(
@@ -94,20 +97,8 @@ def draw_stored_sample(
             f"{candidate} vs {baseline} has no unknown unit that can move {', '.join(names)}: "
             "nothing to sample (the decided verdict needs no estimate)"
         )
-    stored = create_sample(
-        db,
-        study_id=study_id,
-        name=name,
-        run_a=candidate,
-        run_b=baseline,
-        measures=names,
-        seed=seed,
-        size=size,
-        draws=design.draws,
-        design_json=design.model_dump_json(),
-        units=_unit_rows(design),
-        actor=actor,
-    )
+    stored = create_sample(db, study_id=study_id, name=name, run_a=candidate, run_b=baseline,
+                           measures=names, seed=seed, size=size, actor=actor, **_stored(design))
     return SampleView(sample=stored, design=design)
 
 
@@ -118,16 +109,8 @@ def grow_stored_sample(
     mode); every unit sampled already stays, with its label."""
     study = open_study(db, study_id, actor, Permission.DRAW_SAMPLE)
     design = grow(design_of(get_sample(study, name)), size)
-    stored = grow_sample(
-        db,
-        study_id=study_id,
-        name=name,
-        size=size,
-        draws=design.draws,
-        design_json=design.model_dump_json(),
-        units=_unit_rows(design),
-        actor=actor,
-    )
+    stored = grow_sample(db, study_id=study_id, name=name, size=size, actor=actor,
+                         **_stored(design))
     return SampleView(sample=stored, design=design)
 
 
