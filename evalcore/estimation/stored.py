@@ -206,19 +206,19 @@ def _oriented(e: Estimate | NotEstimable, pair: PairEvaluation, flip: bool
     truth, so coverage can only grow), then as ``run_b - run_a`` when ``flip``."""
     if isinstance(e, NotEstimable):
         return e
+    point, lo, hi, worst_lo, worst_hi = e.point, e.lower, e.upper, e.worst_lower, e.worst_upper
     lower, upper, _, _ = pair.intervals(e.measure)
     if not (np.isnan(lower).any() or np.isnan(upper).any()):
-        lo, hi = float(lower.mean()), float(upper.mean())
-        new_lo, new_hi = max(e.lower, lo), min(e.upper, hi)
-        if new_lo > new_hi:  # only by rounding: the decided interval holds the truth
-            new_lo = new_hi = min(max(e.point, lo), hi)
-        e = e.model_copy(update={"lower": new_lo, "upper": new_hi, "worst_lower": lo,
-                                 "worst_upper": hi, "point": min(max(e.point, new_lo), new_hi)})
-    if not flip:
-        return e
-    return e.model_copy(update={
-        "run_a": e.run_b, "run_b": e.run_a, "point": -e.point, "lower": -e.upper,
-        "upper": -e.lower, "worst_lower": -e.worst_upper, "worst_upper": -e.worst_lower})
+        worst_lo, worst_hi = float(lower.mean()), float(upper.mean())
+        lo, hi = max(lo, worst_lo), min(hi, worst_hi)
+        if lo > hi:  # only by rounding: the decided interval holds the truth
+            lo = hi = min(max(point, worst_lo), worst_hi)
+        point = min(max(point, lo), hi)
+    runs = (e.run_a, e.run_b)
+    if flip:
+        runs, point, lo, hi, worst_lo, worst_hi = runs[::-1], -point, -hi, -lo, -worst_hi, -worst_lo
+    ends = {"lower": lo, "upper": hi, "worst_lower": worst_lo, "worst_upper": worst_hi}
+    return e.model_copy(update={"run_a": runs[0], "run_b": runs[1], "point": point, **ends})
 
 
 def estimate_stored(
