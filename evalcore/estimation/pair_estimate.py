@@ -374,11 +374,12 @@ def estimate_pair(
     auto_rows = np.array([every_row[k] for k in auto_keys], dtype=np.int64)
     auto_gains = np.array([automatic[k] for k in auto_keys] if automatic else [], dtype=np.int64)
     index = {q: i for i, q in enumerate(pair.query_ids)}
-    counts = {
-        "run_a": design.run_a, "run_b": design.run_b, "n_sampled": len(sampled_units),
-        "n_labeled": len(labeled), "n_unknown": design.n_unknown,
+    common = {
+        "run_a": design.run_a, "run_b": design.run_b, "level": level,
+        "n_sampled": len(sampled_units), "n_labeled": len(labeled), "n_unknown": design.n_unknown,
         "n_nonresponse": n_nonresponse, "n_pending": len(all_drawn) - len(sampled_units),
-        "n_queries": pair.units.n,
+        "n_queries": pair.units.n, "n_queries_sampled": draws,
+        "automatic": automatic_name if auto_keys else None,
     }
     out: list[Estimate | NotEstimable] = []
     for name in names:
@@ -396,9 +397,7 @@ def estimate_pair(
         if automatic_name and auto_keys:
             method += (f", automatic judgments '{automatic_name}' as predictor, weighted "
                        f"{weight:.2f} by the sample")
-        out.append(Estimate(
-            measure=name, point=interval.point, lower=interval.lower, upper=interval.upper,
-            worst_lower=interval.worst_lower, worst_upper=interval.worst_upper, level=level,
-            method=method, automatic=automatic_name if auto_keys else None,
-            predictor_weight=weight, n_queries_sampled=draws, **counts))
+        # The interval's numbers by their names (the predictor's weight only with a predictor).
+        found = {**vars(interval), "predictor_weight": weight}
+        out.append(Estimate(measure=name, method=method, **found, **common))
     return out
