@@ -458,10 +458,9 @@ def _settle_steps(q: np.ndarray, steps: np.ndarray, ends: list[np.ndarray],
     place); the index among the steps at which the mean interval settles, or None."""
     n = state[0].size
     order = np.lexsort((steps, q))
-    run_lo, d_lo, open_lo, d_open_lo = _running(q, order, ends[0], state[0], ends[2],
-                                                state[2], upper=False)
-    run_hi, d_hi, open_hi, d_open_hi = _running(q, order, ends[1], state[1], ends[3],
-                                                state[3], upper=True)
+    (run_lo, d_lo, open_lo, d_open_lo), (run_hi, d_hi, open_hi, d_open_hi) = (
+        _running(q, order, ends[i], state[i], ends[i + 2], state[i + 2], upper=i == 1)
+        for i in (0, 1))
     back = np.empty(order.size, dtype=np.int64)
     back[order] = np.arange(order.size)  # step order from the sorted one
 

@@ -90,7 +90,7 @@ class PairUnits:
         if self.unit_names is None or self.unit_code is None:
             return [str(r) for r in np.asarray(rows).tolist()]
         at = self.unit_code[np.asarray(rows, dtype=np.int64)]
-        if isinstance(self.unit_names, _NamedCodes):
+        if isinstance(self.unit_names, NamedCodes):
             return self.unit_names.take(at)
         names = self.unit_names
         return [names[i] for i in at.tolist()]
@@ -235,7 +235,7 @@ def align(
         # Packed from one study read's unit codes: grouped by code, named when asked.
         codes = np.concatenate((batch_a.pos_unit, batch_b.pos_unit))
         group, rep, query = _grouped(queries, codes)
-        flat = _NamedCodes(codes, batch_a.top_units.names)
+        flat = NamedCodes(codes, batch_a.top_units.names)
     else:
         flat = list(chain(chain.from_iterable(batch_a.top_units),
                           chain.from_iterable(batch_b.top_units)))
@@ -290,7 +290,7 @@ def _conflict_refs(batch: ObservationBatch, conflict: np.ndarray, query: np.ndar
     index = {(q, unit): int(j) for (q, unit, _), j in zip(batch.conflict_labels, at.tolist(),
                                                           strict=True)}
     out = np.full(conflict.size, -1, dtype=np.int64)
-    names = flat.take(rep[rows]) if isinstance(flat, _NamedCodes) else [
+    names = flat.take(rep[rows]) if isinstance(flat, NamedCodes) else [
         flat[i] for i in rep[rows].tolist()]
     out[rows] = [index.get((q, name), -1) for q, name in zip(query[rows].tolist(), names,
                                                             strict=True)]
@@ -328,8 +328,8 @@ def _grouped(query: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return group, order[new], qs[new]
 
 
-class _NamedCodes(Sequence[str]):
-    """Positions' unit ids named from their codes one at a time, when read."""
+class NamedCodes(Sequence[str]):
+    """Ids named from their codes (``names`` of an int array) only when read."""
 
     def __init__(self, codes: np.ndarray, names: Callable[[np.ndarray], Sequence[str]]) -> None:
         self._codes, self._names = codes, names
