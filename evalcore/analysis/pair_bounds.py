@@ -249,14 +249,15 @@ def _fraction(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.where((den > 0) & np.isfinite(den), num / np.where(den > 0, den, 1.0), 0.0)
 
 
-def _reference_counts(units: PairUnits, measure: Measure, protocol: EvalProtocol,
-                      in_a: np.ndarray, in_b: np.ndarray
-                      ) -> Arrays3:
-    """Per query (``D0``: certainly relevant reference units; ``Y``: how many units outside
-    both cuts may be relevant: the reference conflicts across the threshold there and the
-    outside units of section 12, np.inf when unbounded; ``maybe``: bool[U], rows of unknown
+def _reference_counts(units: PairUnits, measure: Measure, protocol: EvalProtocol
+                      ) -> tuple[np.ndarray, ...]:
+    """What R and AP share: (in A's cut, in B's cut, certainly relevant rows, per query
+    ``D0``: certainly relevant reference units, per query ``Y``: how many units outside both
+    cuts may be relevant: the reference conflicts across the threshold there and the outside
+    units of section 12, np.inf when unbounded; ``maybe``: bool[U], rows of unknown
     relevance in a cut)."""
     n, q = units.n, units.query
+    in_a, in_b, _, _ = cut_and_cutoffs(units, measure)
     t = relevance_threshold(measure, protocol)
     sure, maybe = _relevance(units, measure, protocol)
     maybe = maybe & (in_a | in_b)
@@ -267,7 +268,7 @@ def _reference_counts(units: PairUnits, measure: Measure, protocol: EvalProtocol
     straddling = (units.ref_high >= t) & (units.ref_low < t)
     v_out = (np.bincount(units.ref_query[straddling], minlength=n)
              - np.bincount(q[maybe & ~units.unlabeled], minlength=n))
-    return d0, v_out + units.outside(in_a, in_b), maybe
+    return in_a, in_b, sure, d0, v_out + units.outside(in_a, in_b), maybe
 
 
 def _recall(units: PairUnits, measure: Measure, protocol: EvalProtocol) -> tuple[np.ndarray, ...]:
@@ -279,9 +280,7 @@ def _recall(units: PairUnits, measure: Measure, protocol: EvalProtocol) -> tuple
     monotone in ``z``: the least is at ``p = 0, m = M, z`` in {0, Z}, the greatest at
     ``p = P, m = 0, z`` in {0, Z}. A completion with \\|R\\| = 0 counts as 0."""
     n, q = units.n, units.query
-    in_a, in_b, _, _ = cut_and_cutoffs(units, measure)
-    sure, _ = _relevance(units, measure, protocol)
-    d0, y, maybe = _reference_counts(units, measure, protocol, in_a, in_b)
+    in_a, in_b, sure, d0, y, maybe = _reference_counts(units, measure, protocol)
     c = in_a.astype(np.float64) - in_b.astype(np.float64)
     known = sure & (in_a | in_b)
     n0 = segment_sum(q[known], c[known], n)
@@ -403,9 +402,7 @@ def _average_precision(units: PairUnits, measure: Measure, protocol: EvalProtoco
     cuts hold no unknown unit (the numerator is then known) and when both runs rank the
     unknown units alike."""
     q = units.query
-    in_a, in_b, _, _ = cut_and_cutoffs(units, measure)
-    sure, _ = _relevance(units, measure, protocol)
-    d0, y, maybe = _reference_counts(units, measure, protocol, in_a, in_b)
+    in_a, in_b, sure, d0, y, maybe = _reference_counts(units, measure, protocol)
     base_a, alone_a, crowd_a = _ap_terms(units, in_a, units.rank_a, sure, maybe)
     base_b, alone_b, crowd_b = _ap_terms(units, in_b, units.rank_b, sure, maybe)
     # The rows in an order of their own (best rank, then ranks), not of their unit ids:
