@@ -400,8 +400,9 @@ def _draw_form(study_id: str, candidate: str, baseline: str, measures: list[str]
         cols[1].number_input("Size (labels)", min_value=1, max_value=100_000, value=100,
                              key="rl_sample_new_size")
         cols[2].number_input("Seed", min_value=0, value=7, key="rl_sample_new_seed")
-        st.button("Draw the sample", key="rl_sample_draw", disabled=not measures,
-                  on_click=_on_draw, args=(study_id, candidate, baseline, measures))
+        pair = (study_id, candidate, baseline, measures)
+        st.button("Draw the sample", key="rl_sample_draw", disabled=not measures, on_click=_on_draw,
+                  args=pair)
 
 
 def _estimate_section(handle: Study, choice: _Choice) -> None:
@@ -416,9 +417,8 @@ def _estimate_section(handle: Study, choice: _Choice) -> None:
                "different kind of statement from the verdicts above, never evidence and "
                "never decided.")
     show_flash(_DRAW_MESSAGE)
-    samples = [s for s in list_samples(handle)
-               if (s.run_b == baseline and s.run_a in candidates)
-               or (s.run_a == baseline and s.run_b in candidates)]
+    pairs = {(c, baseline) for c in candidates} | {(baseline, c) for c in candidates}
+    samples = [s for s in list_samples(handle) if (s.run_a, s.run_b) in pairs]
     if handle.may(Permission.DRAW_SAMPLE):
         _draw_form(handle.study_id, candidates[0], baseline, measures)
     if not samples:
@@ -448,9 +448,10 @@ def _estimate_section(handle: Study, choice: _Choice) -> None:
             help="An automatic source only helps the estimate (a good one narrows the "
                  "interval, a wrong one widens it); it is never evidence.")
         predictor = None if choice == NO_PREDICTOR else choice
+    pair = {"candidate": candidate, "baseline": baseline}
     try:
-        found = estimate_stored(handle, name, candidate=candidate, baseline=baseline,
-                                measures=shown, query_ids=queries, automatic=predictor)
+        found = estimate_stored(handle, name, **pair, measures=shown, query_ids=queries,
+                                automatic=predictor)
     except (LookupError, ValueError) as error:
         say("error", f"No estimate from sample {name}: {error}")
         return

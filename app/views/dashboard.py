@@ -23,7 +23,7 @@ from app.components.figures import unchecked_figure
 from app.components.links import item_params
 from app.components.live_state import with_live_state
 from app.components.navigation import AGREEMENT, ANNOTATE
-from app.components.page import show_rows, study_page
+from app.components.page import say, show_rows, study_page
 from app.components.safe_text import escape_markdown
 from app.components.session import get_db, reader
 from evalcore.analysis.interval_text import aggregate_card
@@ -270,11 +270,12 @@ def _live_blocking(study_id: str) -> None:
 
 
 study, handle = study_page("Live dashboard")
-st.caption(escape_markdown(f"{study.name} · working labels · refreshes every "
-                           f"{REFRESH_SECONDS:g} s while live updates are on"))
+live = f"refreshes every {REFRESH_SECONDS:g} s while live updates are on"
+say("caption", f"{study.name} · working labels · {live}")
 left, right = st.columns([3, 1])
-run_names, shown, common_k = with_live_state(handle, lambda state, *_: (
-    state.run_names, [str(m) for m in state.measures], _common_k(state)))
+run_names, measures, common_k = with_live_state(handle, lambda state, *_: (
+    state.run_names, state.measures, _common_k(state)))
+shown = [str(m) for m in measures]
 restore_choice(PAGE, "measure", METRIC_KEY, shown, what="measure")
 chosen_metric = left.selectbox(
     "Measure of the per-query chart", shown, key=METRIC_KEY,
