@@ -464,8 +464,8 @@ def _estimate_section(handle: Study, choice: _Choice) -> None:
 
 
 #: The estimate table's columns (narrow: a phone shows the whole row).
-_ESTIMATE_COLUMNS = ("measure", "estimate", "confidence interval", "sampled of unknown units",
-                     "labeled · non-response")
+_ESTIMATE_COLUMNS = ("measure, estimate, confidence interval, sampled of unknown units, "
+                     "labeled · non-response").split(", ")
 
 
 def _estimate_cells(e: Estimate | NotEstimable) -> tuple[str, ...]:
