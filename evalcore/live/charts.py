@@ -170,22 +170,15 @@ def summary_figure(state: LiveDashboard, measure: Measure, label: str) -> dict[s
             "hovertemplate": "%{customdata}: %{y:,} queries<extra>" + name + "</extra>",
             **style.TOP_ROW,
         })
-        data.append({
-            **_COUNTS, "x": [n_ok], "y": [name], "legendgroup": name, "showlegend": False,
-            "marker": {"color": color}, "text": [f"{n_ok:,} available"],
-            "textposition": "inside", "insidetextanchor": "middle",
-            "hovertemplate": f"{name}: {n_ok:,} available<extra></extra>",
-        })
-        data.append({
-            **_COUNTS, "x": [n_na], "base": [n_ok], "y": [name], "legendgroup": name,
-            "showlegend": False,
-            "marker": {"color": _UNAVAILABLE_COLOR, "pattern": {"shape": "/"}},
-            "text": [f"{n_na:,} unavailable"], "textposition": "inside",
-            "insidetextanchor": "middle",
-            "hovertemplate": (f"{name}: {n_na:,} unavailable (not 0); reasons (a query "
-                              "may have several):<br>" + _reasons_text(cols.reasons)
-                              + "<extra></extra>"),
-        })
+        # the run's bar of queries: available, then unavailable, each labelled inside
+        bar = {**_COUNTS, "y": [name], "legendgroup": name, "showlegend": False,
+               "textposition": "inside", "insidetextanchor": "middle"}
+        data.append({**bar, "x": [n_ok], "marker": {"color": color}, "text": [f"{n_ok:,} available"],
+                     "hovertemplate": f"{name}: {n_ok:,} available<extra></extra>"})
+        reasons = f"reasons (a query may have several):<br>{_reasons_text(cols.reasons)}"
+        data.append({**bar, "x": [n_na], "base": [n_ok], "text": [f"{n_na:,} unavailable"],
+                     "marker": {"color": _UNAVAILABLE_COLOR, "pattern": {"shape": "/"}},
+                     "hovertemplate": f"{name}: {n_na:,} unavailable (not 0); {reasons}<extra></extra>"})
     n = len(state.query_ids)
     layout["xaxis"].update(range=[0, 1])
     layout["yaxis"].update(title={"text": "queries"}, rangemode="tozero")
