@@ -65,6 +65,7 @@ from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.measures import Measure, parse_measure
 from evalcore.store.observations import RunColumns, runs_as_columns
+from evalcore.store.runs import get_run
 from evalcore.store.study_handle import Study
 
 #: Measures of the whole relevant population (\|R\| or IDCG): their value drops when a
@@ -372,6 +373,22 @@ class EvaluatedPair:
         its open populations, when one is known (:mod:`evalcore.store.population`)."""
         population = self.columns[0].reference.population if self.columns else None
         return [] if population is None else population.size_notes()
+
+
+def require_stored_depth(study: Study, runs: Sequence[str], measures: Sequence[Measure]) -> None:
+    """ValueError naming each of ``runs`` stored shallower than a measure's cutoff: its ranks
+    below the stored depth were never retrieved, and a comparison would take them as empty
+    (``evaluate --db`` refuses such a measure and a report leaves it out alike)."""
+    problems = []
+    for name in dict.fromkeys(runs):
+        depth = get_run(study, name).k
+        deeper = [m.canonical for m in measures if m.k is not None and m.k > depth]
+        if deeper:
+            problems.append(f"run {name!r} was stored to depth {depth}; {', '.join(deeper)} "
+                            "would need ranks that were never retrieved")
+    if problems:
+        raise ValueError("; ".join(problems) + " (use cutoffs up to the runs' depth, or store "
+                         "deeper runs)")
 
 
 def stored_pair(

@@ -21,7 +21,12 @@ import numpy as np
 import sqlite_utils
 
 from evalcore.access.roles import Permission
-from evalcore.analysis.decision import PairEvaluation, evaluate_column_pair, stored_pair
+from evalcore.analysis.decision import (
+    PairEvaluation,
+    evaluate_column_pair,
+    require_stored_depth,
+    stored_pair,
+)
 from evalcore.analysis.query_set import resolve_stored_query_set
 from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.contract.frozen import FrozenModel
@@ -85,6 +90,7 @@ def draw_stored_sample(
     parsed = [parse_measure(m) for m in measures]
     names = list(dict.fromkeys(m.canonical for m in parsed))
     study = open_study(db, study_id, actor, Permission.DRAW_SAMPLE)
+    require_stored_depth(study, [baseline, candidate], parsed)
     query_set = resolve_stored_query_set(study, [baseline, candidate], "all")
     evaluated = stored_pair(study, candidate, baseline, parsed, query_ids=query_set.scope)
     design = draw_for_pair(
