@@ -14,10 +14,15 @@ non-response).
 number: a press that reaches the server after the screen moved on is refused visibly; a
 label on an item someone labeled since it was shown is refused by the store, and the page
 shows the newer label and asks. The open query changes only by the annotator's own action.
+
+Callbacks only write and move the session's cursor; each run of the work area reads the
+open query's labels once (:func:`~evalcore.annotation.progress.query_labels`), and the
+queue position, the progress, the item's facts, the search hits and the metrics all use
+that read.
 """
 
 import time
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from functools import partial
 
 import streamlit as st
@@ -43,7 +48,6 @@ from app.components.queue import (
     GRADE_MEANINGS,
     WalkState,
     current_item,
-    next_unlabeled,
     picked_query,
     query_option,
     step,
@@ -64,18 +68,16 @@ from evalcore.annotation.item_token import (
 )
 from evalcore.annotation.pool import blind_order
 from evalcore.annotation.progress import (
-    PoolNotFullyLabeledError,
     QueryProgress,
     StudyProgress,
     mark_pool_complete,
-    query_progress,
+    query_labels,
 )
 from evalcore.contract.query_order import natural_key
 from evalcore.estimation.stored import sample_queue
 from evalcore.live.dashboard import query_results_by_run
 from evalcore.live.decide_state import (
     DECIDE_MEASURES,
-    DecideState,
     DecideTarget,
     TargetError,
     decide_state,
@@ -91,9 +93,7 @@ from evalcore.store.corpus import get_document
 from evalcore.store.dialect import database_errors
 from evalcore.store.drafts import MAX_NOTE_CHARS, drafts, save_draft
 from evalcore.store.labels import ItemChangedError, LabelEvent, label_history, undo_last_label
-from evalcore.store.query_reads import query_text as query_text_of
-from evalcore.store.query_reads import query_texts
-from evalcore.store.resolution import resolve_query
+from evalcore.store.query_reads import query_text, query_texts
 from evalcore.store.samples import list_samples, record_nonresponse
 from evalcore.store.scoping import displayable_text
 from evalcore.store.studies import StudyIn
@@ -108,6 +108,8 @@ SEARCH_KEY = "rl_search"
 _FLASH_KEY = "_rl_flash"
 #: A second message for what a label did beyond saving (a conflict, a reopened query).
 _NOTICE_KEY = "_rl_notice"
+#: (study, annotator, query) -> this session's walk through the query.
+_WALKS_KEY = "_rl_walks"
 #: (study, annotator) -> the ItemToken of the item this session has on screen; and the one
 #: last on screen (numbers its next showing).
 _SCREEN_KEY = "_rl_screen"
@@ -121,6 +123,9 @@ _CONFIRM_KEY = "_rl_confirm"
 _OWN_EVENTS_KEY = "_rl_own_events"
 #: Key presses refused since the last render ("not saved: ..."), shown together.
 _REFUSED_KEY = "_rl_refused"
+#: How long a refusal stays on screen: the renders that follow a burst of presses would
+#: otherwise replace it before anyone could read it.
+_REFUSED_SHOWN_S = 8.0
 #: The query this session has open; changed only by the annotator's own action.
 _OPEN_QUERY_KEY = "_rl_open_query"
 _PENDING_QUERY_KEY = "_rl_pending_query"
@@ -151,27 +156,20 @@ def _write_errors() -> tuple[type[BaseException], ...]:
 
 
 def _walk(handle: Study, annotator: str, query_id: str) -> WalkState:
-    """This session's walk through the query (can't-judge marks of earlier sessions included)."""
-    return _walk_in({handle.study_id: handle}, handle.study_id, annotator, query_id)
-
-
-def _walk_in(handles: dict[str, Study], study_id: str, annotator: str,
-             query_id: str) -> WalkState:
-    """The walk, read through :func:`_reads` only when this session has none yet (a callback
-    that only moves the cursor then opens no handle)."""
-    walks: dict = st.session_state.setdefault("_rl_walks", {})
-    key = (study_id, annotator, query_id)
+    """This session's walk through the query (read from the store's drafts and can't-judge
+    marks when this session has none yet, so earlier sessions' skips count)."""
+    walks: dict = st.session_state.setdefault(_WALKS_KEY, {})
+    key = (handle.study_id, annotator, query_id)
     if key not in walks:
-        handle = _reads(handles, study_id)
-        walks[key] = WalkState(
-            skipped=[u for u, d in drafts(handle, query_id, annotator).items() if d.skipped],
-            cant_judge=cant_judge_units(handle, query_id, annotator),
-        )
+        skipped = [u for u, d in drafts(handle, query_id, annotator).items() if d.skipped]
+        walks[key] = WalkState(skipped=skipped,
+                               cant_judge=cant_judge_units(handle, query_id, annotator))
     return walks[key]
 
 
-def _screens() -> dict:
-    return st.session_state.setdefault(_SCREEN_KEY, {})
+def _session_walk(study_id: str, annotator: str, query_id: str) -> WalkState:
+    """The walk a callback moves (one this session never drew is read at its first draw)."""
+    return st.session_state.get(_WALKS_KEY, {}).get((study_id, annotator, query_id)) or WalkState()
 
 
 def _screen_id(token: ItemToken) -> int:
@@ -183,12 +181,8 @@ def _screen_id(token: ItemToken) -> int:
     return ids[token]
 
 
-def _token_of_screen(screen: int) -> ItemToken | None:
-    return st.session_state.get(_SCREEN_TOKENS_KEY, {}).get(screen)
-
-
 def _on_screen(study_id: str, annotator: str) -> ItemToken | None:
-    return _screens().get((study_id, annotator))
+    return st.session_state.setdefault(_SCREEN_KEY, {}).get((study_id, annotator))
 
 
 def _put_on_screen(handle: Study, query_id: str | None, unit_id: str | None,
@@ -199,14 +193,13 @@ def _put_on_screen(handle: Study, query_id: str | None, unit_id: str | None,
     decided measure): a number is never given to two showings, so a key press held for
     an earlier showing can never pass for the next one.
     """
-    study_id = handle.study_id
+    who = (handle.study_id, annotator)
     shown: dict = st.session_state.setdefault(_LAST_SHOWN_KEY, {})
     token = None
     if query_id is not None and unit_id is not None:
-        token = show_item(handle, query_id=query_id, unit_id=unit_id,
-                          annotator=annotator, previous=shown.get((study_id, annotator)))
-        shown[(study_id, annotator)] = token
-    _screens()[(study_id, annotator)] = token
+        token = shown[who] = show_item(handle, query_id=query_id, unit_id=unit_id,
+                                       annotator=annotator, previous=shown.get(who))
+    st.session_state.setdefault(_SCREEN_KEY, {})[who] = token
     return token
 
 
@@ -227,21 +220,16 @@ def _note_of(token: ItemToken) -> str:
     return str(st.session_state.get(note_key(token), "")).strip()
 
 
-def _mine(handle: Study, query_id: str, annotator: str) -> dict[str, int]:
-    """unit -> this annotator's current gain on the query."""
-    return {
-        unit: label.annotators[annotator]
-        for unit, label in resolve_query(handle, query_id).items()
-        if annotator in label.annotators
-    }
-
-
-def _reads(handles: dict[str, Study], study_id: str) -> Study:
-    """A callback's one read handle on the study, opened at its first read (after the
-    callback's write, which checks its own permission and says a refusal as before)."""
-    if study_id not in handles:
-        handles[study_id] = open_study(get_db(), study_id, reader())
-    return handles[study_id]
+def _write(*actions: Callable[[], object], failure: str) -> bool:
+    """Run the writes in turn (each retried, bounded, while the store is busy with a long
+    write); on a refusal leave ``failure`` and the error for the next render and say False."""
+    try:
+        for action in actions:
+            retry_busy(action)
+    except _write_errors() as error:
+        flash(_FLASH_KEY, "error", f"{failure}{error}")
+        return False
+    return True
 
 
 # --- callbacks: they run before the re-render, so the write happens first ----------
@@ -252,58 +240,42 @@ def _refuse(text: str) -> None:
     st.session_state.setdefault(_REFUSED_KEY, []).append((text, time.monotonic()))
 
 
-#: How long a refusal stays on screen: the renders that follow a burst of presses would
-#: otherwise replace it before anyone could read it.
-_REFUSED_SHOWN_S = 8.0
-
-
 def _show_messages() -> None:
-    """What the last callbacks left to say: the label's message, its notice, the refusals."""
+    """What the last callbacks left: the label's message, its notice, the refusals of the last
+    few seconds (newest last, identical ones counted)."""
     show_flash(_FLASH_KEY)
     show_flash(_NOTICE_KEY)
-    _show_refused()
-
-
-def _show_refused() -> None:
-    """The refusals of the last few seconds, newest last (identical ones counted)."""
     now = time.monotonic()
     refused = [(text, at) for text, at in st.session_state.get(_REFUSED_KEY, [])
                if now - at < _REFUSED_SHOWN_S]
     st.session_state[_REFUSED_KEY] = refused
-    if refused:
-        texts = [text for text, _at in refused]
-        counted = {text: texts.count(text) for text in texts}
-        say("warning", "\n".join(
-            text + (f" (×{n})" if n > 1 else "") for text, n in counted.items()))
-
-
-def _on_grade(token: ItemToken, gain: int, order: list[str] | None) -> None:
-    _write_label({}, token, gain, order, check_screen=True)
+    texts = [text for text, _at in refused]
+    if texts:
+        say("warning", "\n".join(text + (f" (×{texts.count(text)})" if texts.count(text) > 1
+                                         else "") for text in dict.fromkeys(texts)))
 
 
 def _on_presses(order: list[str] | None) -> None:
     """Apply each new key press to the item whose caption was on screen when it was pressed,
     or say why not (see :mod:`app.components.keyboard`)."""
-    handles: dict[str, Study] = {}
+    tokens = st.session_state.get(_SCREEN_TOKENS_KEY, {})
     for press in new_presses():
-        token = _token_of_screen(press.screen)
+        token = tokens.get(press.screen)
         if token is None:
             _refuse(f"Key {press.key.upper()} not saved: the item it was pressed on is no "
                     "longer known to this page (look at the item shown now and press again).")
-            continue
-        shown_now = token == _on_screen(token.study_id, token.annotator)
-        if press.key.isdigit():
-            _write_label(handles, token, int(press.key), order, check_screen=False,
-                         advance=shown_now)
+        elif press.key.isdigit():
+            shown_now = token == _on_screen(token.study_id, token.annotator)
+            _write_label(token, int(press.key), order, check_screen=False, advance=shown_now)
         else:
-            _pass(handles, token, order, press.key == "j")
+            _pass(token, order, press.key == "j")
 
 
-def _write_label(handles: dict[str, Study], token: ItemToken, gain: int,
-                 order: list[str] | None, *, check_screen: bool, advance: bool = True) -> None:
+def _write_label(token: ItemToken, gain: int, order: list[str] | None, *,
+                 check_screen: bool = True, advance: bool = True) -> None:
     """Write ``gain`` for the token's item if it is still what was shown; then move on
-    (``order`` None: the to-decide queue, whose next item is the queue's head) unless
-    ``advance`` is False (the press was for an item the screen had already left)."""
+    (``order`` None: a queue, whose next item is its head) unless ``advance`` is False (the
+    press was for an item the screen had already left)."""
     note = _note_of(token)
     if len(note) > MAX_NOTE_CHARS:
         _refuse(f"Key {gain} not saved: your note on {token.unit_id} has {len(note):,} "
@@ -313,17 +285,13 @@ def _write_label(handles: dict[str, Study], token: ItemToken, gain: int,
     if _try_label(token, gain, note=note, check_screen=check_screen) is None:
         return
     st.session_state.pop(_CONFIRM_KEY, None)
-    if not advance:
-        return
-    if order is None:
+    if advance and order is None:
         st.session_state[_DECIDE_LAST_KEY] = token.query_id
-        return
-    walk = _walk_in(handles, token.study_id, token.annotator, token.query_id)
-    if token.unit_id in walk.skipped:
-        walk.skipped.remove(token.unit_id)
-    mine = _mine(_reads(handles, token.study_id), token.query_id, token.annotator)
-    walk.cursor = next_unlabeled(order, mine,
-                                 walk.passed, after=token.unit_id)
+    elif advance:
+        walk = _session_walk(token.study_id, token.annotator, token.query_id)
+        if token.unit_id in walk.skipped:
+            walk.skipped.remove(token.unit_id)
+        walk.cursor, walk.after = None, token.unit_id
 
 
 def _try_label(token: ItemToken, gain: int, *, note: str, check_screen: bool,
@@ -341,8 +309,11 @@ def _try_label(token: ItemToken, gain: int, *, note: str, check_screen: bool,
         if from_search:
             flash(_FLASH_KEY, "warning", f"Label not saved: {error}. The hit now shows the "
                                          "newer label; press again to write over it.")
-        else:
-            _item_changed(token, gain, note, error)
+        elif all(event.event_id in _own_events() for event in error.newer):  # a double press
+            _refuse(f"Key {gain} not saved: you had just labeled {token.unit_id} and the next "
+                    "item was not on screen yet (look at the item shown now and press again).")
+        else:  # asked under the item
+            st.session_state[_CONFIRM_KEY] = (token, gain, note, error.newer)
         return None
     except _write_errors() as error:
         flash(_FLASH_KEY, "error", f"Key {gain} not saved on {token.unit_id} (press the key "
@@ -370,15 +341,6 @@ def _say_what_it_did(token: ItemToken, gain: int, outcome: LabelOutcome) -> None
         flash(_NOTICE_KEY, "warning", " ".join(said))
 
 
-def _item_changed(token: ItemToken, gain: int, note: str, error: ItemChangedError) -> None:
-    """The item changed after it was shown: a double press says so, anything else asks."""
-    if all(event.event_id in _own_events() for event in error.newer):
-        _refuse(f"Key {gain} not saved: you had just labeled {token.unit_id} and the next item "
-                "was not on screen yet (look at the item shown now and press again).")
-        return
-    st.session_state[_CONFIRM_KEY] = (token, gain, note, error.newer)
-
-
 def _on_confirm(token: ItemToken, gain: int, note: str, newest: int,
                 order: list[str] | None) -> None:
     """The annotator saw the newer label and still wants theirs: write over it (checked again)."""
@@ -386,123 +348,95 @@ def _on_confirm(token: ItemToken, gain: int, note: str, newest: int,
     confirmed = token.model_copy(update={"seen_event": newest})
     if note:
         st.session_state[note_key(confirmed)] = note
-    _write_label({}, confirmed, gain, order, check_screen=False)
+    _write_label(confirmed, gain, order, check_screen=False)
 
 
-def _on_keep() -> None:
-    st.session_state.pop(_CONFIRM_KEY, None)
-
-
-def _on_pass(token: ItemToken, order: list[str] | None, cant_judge: bool) -> None:
-    _pass({}, token, order, cant_judge)
-
-
-def _pass(handles: dict[str, Study], token: ItemToken, order: list[str] | None,
-          cant_judge: bool) -> None:
-    """Skip or can't judge the token's item (recorded), then move on in the blocking order."""
-    item = _item(token)
-    sid, query_id, unit_id = token.study_id, token.query_id, token.unit_id
-    annotator = token.annotator
+def _pass(token: ItemToken, order: list[str] | None, cant_judge: bool) -> None:
+    """Skip or can't judge the token's item (recorded), then move on."""
+    item, unit_id = _item(token), token.unit_id
     try:
-        require_on_screen(token, _on_screen(sid, annotator))
+        require_on_screen(token, _on_screen(token.study_id, token.annotator))
     except OffScreenError as error:
         _refuse(f"{'Can´t judge' if cant_judge else 'Skip'} not recorded: {error}.")
         return
     db = get_db()
-    mode = st.session_state.get(MODE_KEY)
-    active = st.session_state.get(_SAMPLE_ACTIVE_KEY) if mode == SAMPLE else None
+    active = st.session_state.get(_SAMPLE_ACTIVE_KEY)
+    sample = st.session_state.get(MODE_KEY) == SAMPLE and active and active[0] == token.study_id
+
     kind = "cant_judge" if cant_judge else "skip"
-    try:  # a store busy with a long write is retried (bounded), as a label is
-        if active is not None and active[0] == sid:  # the sample's non-response
-            retry_busy(lambda: record_nonresponse(db, name=active[1], kind=kind, **item))
-        if cant_judge:
-            retry_busy(lambda: record_cant_judge(db, note=_note_of(token), **item))
-            retry_busy(lambda: save_draft(db, note="", **item))
-        else:
-            retry_busy(lambda: save_draft(db, skipped=True, **item))
-    except _write_errors() as error:
-        flash(_FLASH_KEY, "error", f"Not recorded (press the key again): {error}")
+    writes = []
+    if sample:  # the sample's non-response
+        writes.append(lambda: record_nonresponse(db, name=active[1], kind=kind, **item))
+    if cant_judge:
+        writes += [lambda: record_cant_judge(db, note=_note_of(token), **item),
+                   lambda: save_draft(db, note="", **item)]
+    else:
+        writes.append(lambda: save_draft(db, skipped=True, **item))
+    if not _write(*writes, failure="Not recorded (press the key again): "):
         return
     if order is None:  # the to-decide queue: passed items come back when nothing else is left
-        st.session_state.setdefault(_DECIDE_PASSED_KEY, set()).add((sid, query_id, unit_id))
-    walk = _walk_in(handles, sid, annotator, query_id)
+        st.session_state.setdefault(_DECIDE_PASSED_KEY, set()).add(
+            (token.study_id, token.query_id, unit_id))
+    walk = _session_walk(token.study_id, token.annotator, token.query_id)
+    passed = walk.cant_judge if cant_judge else walk.skipped
+    if unit_id not in passed:
+        passed.append(unit_id)
     if cant_judge:
-        if unit_id not in walk.cant_judge:
-            walk.cant_judge.append(unit_id)
         flash(_FLASH_KEY, "toast", f"Can't judge {unit_id}: left unlabeled")
-    elif unit_id not in walk.skipped:
-        walk.skipped.append(unit_id)
     if order is not None:
-        mine = _mine(_reads(handles, sid), query_id, annotator)
-        walk.cursor = next_unlabeled(order, mine, walk.passed, after=unit_id)
+        walk.cursor, walk.after = None, unit_id
 
 
 def _on_note(token: ItemToken) -> None:
     """Keep the note typed so far as the item's draft (it survives a reload)."""
     note = str(st.session_state.get(note_key(token), ""))
-    if len(note) > MAX_NOTE_CHARS:  # said under the field; the stored draft stays as it was
-        return
-    try:
-        retry_busy(lambda: save_draft(get_db(), note=note, **_item(token)))
-    except _write_errors() as error:
-        flash(_FLASH_KEY, "error", f"Note draft not kept: {error}")
+    if len(note) <= MAX_NOTE_CHARS:  # a longer one is said under the field; the draft stays
+        _write(lambda: save_draft(get_db(), note=note, **_item(token)),
+               failure="Note draft not kept: ")
 
 
 def _on_undo(study_id: str, query_id: str, annotator: str) -> None:
-    db = get_db()
-    try:
-        event = retry_busy(lambda: undo_last_label(db, study_id=study_id, query_id=query_id,
-                                                   annotator=annotator))
-    except _write_errors() as error:
-        flash(_FLASH_KEY, "error", f"Not undone: {error}")
+    query = {"study_id": study_id, "query_id": query_id, "annotator": annotator}
+    undone: list[LabelEvent | None] = []
+    if not _write(lambda: undone.append(undo_last_label(get_db(), **query)),
+                  failure="Not undone: "):
         return
+    event = undone[-1]
     if event is None:
         flash(_FLASH_KEY, "info", "Nothing to undo on this query.")
         return
     _own_events().add(event.event_id)
-    _walk_in({}, study_id, annotator, query_id).cursor = event.unit_id
+    _session_walk(study_id, annotator, query_id).cursor = event.unit_id
     flash(_FLASH_KEY, "toast", f"Undone: your last label on {event.unit_id}")
 
 
 def _on_browse(study_id: str, query_id: str, annotator: str, order: list[str],
                current: str | None, delta: int) -> None:
-    _walk_in({}, study_id, annotator, query_id).cursor = step(order, current, delta)
+    _session_walk(study_id, annotator, query_id).cursor = step(order, current, delta)
 
 
 def _on_mark_complete(study_id: str, query_id: str, annotator: str) -> None:
     query = {"study_id": study_id, "query_id": query_id, "actor": annotator}
     reason = "every pooled item labeled"
-    try:
-        retry_busy(lambda: mark_pool_complete(get_db(), **query, reason=reason))
-    except (PoolNotFullyLabeledError, *_write_errors()) as error:
-        flash(_FLASH_KEY, "error", str(error))
-        return
-    flash(_FLASH_KEY, "success", f"Query {query_id}: relevant set marked complete.")
+    if _write(lambda: mark_pool_complete(get_db(), **query, reason=reason), failure=""):
+        flash(_FLASH_KEY, "success", f"Query {query_id}: relevant set marked complete.")
 
 
 def _on_reopen(study_id: str, query_id: str, annotator: str, reason_key: str) -> None:
     query = {"study_id": study_id, "query_id": query_id, "actor": annotator}
     reason = str(st.session_state.get(reason_key, "")).strip()
-    try:
-        retry_busy(lambda: reopen(get_db(), **query, reason=reason))
-    except _write_errors() as error:
-        flash(_FLASH_KEY, "error", str(error))
-        return
-    st.session_state[reason_key] = ""
-    flash(_FLASH_KEY, "info", f"Query {query_id} reopened.")
+    if _write(lambda: reopen(get_db(), **query, reason=reason), failure=""):
+        st.session_state[reason_key] = ""
+        flash(_FLASH_KEY, "info", f"Query {query_id} reopened.")
 
 
-def _on_search_grade(token: ItemToken, gain: int) -> None:
-    _try_label(token, gain, note="found by corpus search", check_screen=False, from_search=True)
+# --- the blocking order: the query selector and the open query's work area ------------
 
 
-# --- rendering --------------------------------------------------------------------
-
-
-def _queue(handle: Study, annotator: str) -> tuple[str | None, StudyProgress | None]:
+def _queue(handle: Study, annotator: str, texts: dict[str, str]) -> tuple[
+        str | None, StudyProgress | None]:
     """The query selector: the open query, and the study's progress it read (None while a
     large study's is counted in the background), which the work area shows."""
-    texts = query_texts(handle)
     progress = study_progress_if_ready(handle, annotator, len(texts))
     kept = st.session_state.get(_OPEN_QUERY_KEY)
     if progress is None:  # a large study's first visit: its progress is being counted
@@ -525,11 +459,9 @@ def _queue(handle: Study, annotator: str) -> tuple[str | None, StudyProgress | N
         known, ids, counted=progress is not None)
     choice = pending if pending in ids else kept
     chosen = choice if choice in ids else ids[0]
-    st.session_state[_OPEN_QUERY_KEY] = chosen
     # The selector shows the open query; what it sends back counts only through
     # _on_pick (the annotator's own choice), never as a value of its own.
-    st.session_state[QUERY_KEY] = chosen
-
+    st.session_state[_OPEN_QUERY_KEY] = st.session_state[QUERY_KEY] = chosen
     st.selectbox("Query", ids, format_func=lambda qid: query_option(
                      qid, progress.queries.get(qid) if progress else None, texts.get(qid, "")),
                  key=QUERY_KEY, on_change=_on_pick, args=(ids,))
@@ -565,20 +497,289 @@ def _address_query(known: Collection[str], ids: list[str], *, counted: bool) -> 
     return wanted
 
 
-def _open_address_unit(handle: Study, query_id: str, annotator: str) -> None:
-    """Put the pooled item named by ``?unit=`` on screen (once: the parameter is consumed)."""
+def _workspace(handle: Study, query_id: str, query_text: str, annotator: str,
+               study_progress: StudyProgress | None) -> None:
+    """The open query's work area; ``study_progress``: as the selector read it this run."""
+    sid = handle.study_id
+    pool = cached_pool(handle, query_id)
+    order = [item.unit_id for item in blind_order(pool, annotator=annotator, query_id=query_id)]
+    ranks = {item.unit_id: item.ranks for item in pool}
+    labels = query_labels(handle, query_id)  # the run's one read of the query's labels
+    mine = labels.mine(annotator)
+    walk = _walk(handle, annotator, query_id)
     unit = st.query_params.get(UNIT_PARAM)
-    if not unit:
-        return
-    del st.query_params[UNIT_PARAM]
-    if unit in {item.unit_id for item in cached_pool(handle, query_id)}:
-        _walk(handle, annotator, query_id).cursor = unit
+    if unit:  # the pooled item the address names, put on screen once
+        del st.query_params[UNIT_PARAM]
+        if unit in ranks:
+            walk.cursor = unit
+        else:
+            say("warning", f"The address asks for item {unit!r}, which is not in the "
+                           f"pool of query {query_id}.")
+    current = walk.cursor = current_item(order, mine, walk)
+    token = _put_on_screen(handle, query_id if current else None, current, annotator)
+
+    st.markdown("#### " + escape_markdown(query_text or query_id))
+    show_information_need(handle, query_id, expanded=True)
+    qp = labels.progress(set(ranks), annotator)
+    with st.container(horizontal=True):  # side by side even on a phone: one line, not two
+        conflicts = f" ({qp.conflicts} in conflict between annotators)" if qp.conflicts else ""
+        _progress(qp.mine, qp.pooled,
+                  f"This query: you labeled {qp.mine} of {qp.pooled} pooled items{conflicts}")
+        if study_progress is None:
+            st.caption("Study: your progress is being counted…")
+        else:
+            labeled, pooled = study_progress.mine, study_progress.pooled
+            _progress(labeled, pooled, f"Study: you labeled {labeled:,} of {pooled:,} pooled items")
+    _show_messages()
+
+    with st.container(border=True):
+        if token is None:
+            item_keys("", None, partial(_on_presses, order))
+            st.success("You have labeled every pooled item of this query.")
+            _next_query_button(handle, query_id, study_progress)
+            _undo_and_browse(sid, annotator, query_id, None, order)
+        else:
+            position = f"item {order.index(token.unit_id) + 1} of {len(order)}"
+            _item_area(handle, token, query_text, position, ranks, mine, order, current)
+
+    st.markdown("##### Metrics for this query")
+    results = query_results_by_run(handle, query_id, labels)
+    if not results:
+        st.caption("No run yet.")
+    for run_name, result in results.items():
+        st.markdown("**" + escape_markdown(run_name) + "**")
+        render_query_result(result)
+    _completeness(handle, query_id, annotator, qp)
+    _search(handle, query_id, query_text, annotator, set(order), mine)
+
+
+def _progress(done: int, total: int, text: str) -> None:
+    """A progress bar of ``done`` out of ``total`` (full when there is nothing to do)."""
+    st.progress(done / total if total else 1.0, text=text)
+
+
+def _next_query_button(handle: Study, query_id: str, progress: StudyProgress | None) -> None:
+    """Go to the next query (after this one in the queue) with pooled items left for you
+    (``progress``: the study's, as the selector read it this run)."""
+    if progress is None:  # still being counted: the next query in the study's order
+        ids = sorted(query_texts(handle), key=natural_key)
+        start = ids.index(query_id) if query_id in ids else -1
+        following = ids[start + 1] if start + 1 < len(ids) else None
     else:
-        say("warning", f"The address asks for item {unit!r}, which is not in the "
-                       f"pool of query {query_id}.")
+        ids = list(progress.queries)
+        start = ids.index(query_id) if query_id in ids else -1
+        rotated = ids[start + 1 :] + ids[: start + 1]
+        following = next((q for q in rotated
+                          if progress.queries[q].mine < progress.queries[q].pooled), None)
+    if following is None:
+        st.caption("Every query's pool is labeled by you.")
+    elif st.button(f"Next query: {following}", key="next_query", shortcut="Enter",
+                   type="primary"):
+        st.session_state[_PENDING_QUERY_KEY] = following
+        st.rerun()
 
 
-# --- the "to decide A vs B" queue -----------------------------------------------------
+# --- the item on screen (every queue) -------------------------------------------------
+
+
+def _item_area(handle: Study, token: ItemToken, query_text: str, position: str,
+               ranks: dict[str, dict[str, int]], mine: dict[str, int],
+               order: list[str] | None, current: str | None = None) -> None:
+    """The item on screen: a newer label to confirm, its facts and title, the grade buttons,
+    Undo (and in the blocking order, ``order`` not None, Previous and Next), its note field,
+    then its text (under the buttons, so a phone shows the buttons without scrolling)."""
+    _confirm(token, order)
+    doc = _item_head(handle, query_text, token, position, ranks, mine, order)
+    _buttons(token, order)
+    _undo_and_browse(token.study_id, token.annotator, token.query_id, current, order)
+    # no max_chars: the browser would cut a longer paste without a word; the page
+    # refuses it visibly instead (here, and for the label it would go with)
+    key = note_key(token)
+    if key not in st.session_state:  # seeded once from the item's stored draft
+        draft = drafts(handle, token.query_id, token.annotator).get(token.unit_id)
+        st.session_state[key] = draft.note if draft is not None else ""
+    st.text_input("Note (saved with your label for this item; Esc leaves the field)",
+                  key=key, live="700ms", on_change=_on_note, args=(token,))
+    length = len(_note_of(token))
+    if length > MAX_NOTE_CHARS:
+        st.error(f"This note has {length:,} characters; a note holds at most "
+                 f"{MAX_NOTE_CHARS:,}. Shorten it: a label given with it is not saved.")
+    if doc is not None:
+        with st.container(height=240):
+            st.markdown(highlight_terms(doc[0], query_text))
+        say("caption", doc[1])
+
+
+def _confirm(token: ItemToken, order: list[str] | None) -> None:
+    """Show the label that arrived since the item was shown, and ask before writing over it."""
+    pending = st.session_state.get(_CONFIRM_KEY)
+    if pending is None:
+        return
+    asked, gain, note, newer = pending
+    if _item(asked) != _item(token):
+        st.session_state.pop(_CONFIRM_KEY, None)
+        return
+    say("warning",
+        f"Not saved yet: since {asked.unit_id} was shown to you, "
+        + "; ".join(_said(event) for event in newer)
+        + f". Your key: {gain} ({GRADE_MEANINGS[gain]}). Write it over the newer label?")
+    with st.container(horizontal=True):
+        st.button(f"Save {gain} anyway", key="confirm_overwrite", type="primary",
+                  on_click=_on_confirm, args=(asked, gain, note, newer[-1].event_id, order))
+        st.button("Keep the newer label", key="confirm_keep", on_click=st.session_state.pop,
+                  args=(_CONFIRM_KEY, None))
+
+
+def _said(event: LabelEvent) -> str:
+    who = f"{event.annotator} (you, in another tab or session)" if (
+        event.annotator == current_annotator()) else event.annotator
+    when = event.created_at.replace("T", " ").rstrip("Z")[:19]  # to the second
+    if event.gain is None:
+        return f"{who} undid a label at {when}"
+    verb = "adjudicated" if event.kind == "adjudicate" else "labeled it"
+    return f"{who} {verb} {event.gain} ({GRADE_MEANINGS[event.gain]}) at {when} UTC"
+
+
+def _item_head(handle: Study, query_text: str, token: ItemToken, position: str,
+               ranks: dict[str, dict[str, int]], mine: dict[str, int],
+               order: list[str] | None) -> tuple[str, str] | None:
+    """The item's facts (the caption the keys listen on) and title; returns its text and
+    provenance, or None when its text is not shown."""
+    unit_id, corpus_id = token.unit_id, handle.settings.corpus_id
+    doc = get_document(get_db(), corpus_id, unit_id)
+    facts = [position, unit_id]
+    if order is not None and st.session_state.get(UNBLIND_KEY):  # the queues have no toggle
+        runs = sorted(ranks.get(unit_id, {}).items())
+        facts.append(", ".join(f"rank {r} in {run}" for run, r in runs))
+    if unit_id in mine:
+        facts.append(f"your label: {mine[unit_id]} ({GRADE_MEANINGS[mine[unit_id]]})")
+        notes = [e.note for e in label_history(handle, token.query_id, unit_id)
+                 if e.annotator == token.annotator and e.kind == "label"]
+        if notes and notes[-1]:  # the note of the annotator's latest label
+            facts.append(f"your note: {truncate(notes[-1], 200)}")
+    if unit_id in _walk(handle, token.annotator, token.query_id).skipped:
+        facts.append("skipped earlier")
+    item_keys(" · ".join(facts), _screen_id(token), partial(_on_presses, order))
+    if doc is None:
+        say("warning", f"{unit_id} is not in corpus {corpus_id}: "
+                       "judge it by its id or skip it.")
+        return None
+    shown = displayable_text(handle, unit_id=unit_id, runs=ranks.get(unit_id, {}),
+                             document=doc)
+    if not shown.shown:  # another organisation's, or outside a run's protocol
+        say("warning", f"{unit_id}: {shown.reason}")
+        return None
+    st.markdown("##### " + highlight_terms(shown.title or doc.doc_id, query_text))
+    return shown.text, f"organisation {doc.owner_org or '—'} · created {doc.created_at}"
+
+
+def grade_label(gain: int) -> str:
+    """A grade button's text: the key and its meaning (no tooltip needed)."""
+    return f"{gain} · {GRADE_MEANINGS[gain]}"
+
+
+def _buttons(token: ItemToken, order: list[str] | None) -> None:
+    """Grade, skip and can't-judge buttons of this showing (keyed by it: see the module doc)."""
+    showing = token.showing
+    with st.container(horizontal=True, gap="small"):
+        for gain in GRADE_MEANINGS:
+            st.button(grade_label(gain), key=f"grade_{gain}_{showing}", on_click=_write_label,
+                      args=(token, gain, order))
+    with st.container(horizontal=True, gap="small"):
+        st.button("Skip · S", key=f"skip_{showing}", on_click=_pass, args=(token, order, False))
+        st.button("Can't judge · J", key=f"cant_judge_{showing}",
+                  help="Leaves the item unlabeled (recorded in the audit log).",
+                  on_click=_pass, args=(token, order, True))
+
+
+def _undo_and_browse(sid: str, annotator: str, query_id: str | None = None,
+                     current: str | None = None, order: list[str] | None = None) -> None:
+    """Undo (on ``query_id``; in a queue, ``order`` None, on its last label's query) and, in
+    the blocking order, Previous and Next."""
+    if order is None:
+        query_id = st.session_state.get(_DECIDE_LAST_KEY)
+    with st.container(horizontal=True, gap="small"):
+        if query_id is not None:
+            st.button("Undo", key="undo", shortcut="U",
+                      help=f"Cancels your last label on query {query_id}.",
+                      on_click=_on_undo, args=(sid, query_id, annotator))
+        if order is None:  # the queues are walked by labels, not browsed
+            return
+        for label, delta in (("Previous", -1), ("Next", 1)):
+            st.button(label, key=label.lower(), shortcut=label[0], on_click=_on_browse,
+                      args=(sid, query_id, annotator, order, current, delta))
+
+
+def _completeness(handle: Study, query_id: str, annotator: str, qp: QueryProgress) -> None:
+    sid = handle.study_id
+    st.markdown("##### Relevant set")
+    st.caption(
+        f"{qp.labeled} of {qp.pooled} pooled items labeled"
+        + (f", {qp.conflicts} in conflict between annotators" if qp.conflicts else "")
+        + (f"; {qp.outside_pool} more labeled units found outside the pool"
+           if qp.outside_pool else "")
+        + "."
+    )
+    if qp.complete:
+        st.success("Marked complete: recall and nDCG can be computed for this query.")
+        reason_key = f"reopen_reason_{query_id}"
+        st.text_input("Reason to reopen", key=reason_key,
+                      placeholder="required: why the relevant set may be incomplete")
+        may_reopen = allowed(get_db(), study_id=sid, actor=annotator,
+                             permission=Permission.REOPEN)
+        st.button("Reopen", key="reopen", on_click=_on_reopen,
+                  args=(sid, query_id, annotator, reason_key),
+                  disabled=not may_reopen or not str(st.session_state.get(reason_key, "")).strip(),
+                  help=None if may_reopen else "Reopening needs the reviewer role in this study.")
+    else:
+        withdrawn = claim_withdrawal(handle, query_id)
+        if withdrawn is not None:  # why the claim is gone, as plain text
+            say("warning", withdrawn.text(), icon=":material/history:")
+        label = "Mark relevant set complete"
+        if qp.remaining:
+            what = f"{qp.remaining} pooled item{'s' if qp.remaining != 1 else ''} remain"
+            label += f" ({what}" + (f" ({qp.conflicts} in conflict)" if qp.conflicts else "") + ")"
+        st.button(label, key="mark_complete", disabled=qp.remaining > 0,
+                  on_click=_on_mark_complete, args=(sid, query_id, annotator))
+    history = completeness_history(handle, query_id)
+    if history:
+        with st.expander(f"Completeness history ({len(history)})"):
+            for event in history:
+                st.text(f"{event.created_at}  {event.state:<9} by {event.actor}"
+                        + (f": {event.reason}" if event.reason else ""))
+
+
+def _search(handle: Study, query_id: str, query_text: str, annotator: str,
+            pooled: set[str], mine: dict[str, int]) -> None:
+    with st.expander("Search the corpus for relevant documents no run returned"):
+        text = st.text_input("Search", key=SEARCH_KEY, placeholder=query_text)
+        if not text.strip():
+            return
+        # scoped in SQL before the limit: other organisations' documents never crowd these out
+        hits = search_corpus(get_db(), handle.settings.corpus_id, text, limit=10,
+                             viewer=reader())
+        if not hits:
+            st.caption("No document matches.")
+        for hit in hits:
+            unit_id = hit.doc_id
+            facts = [unit_id, "in the pool" if unit_id in pooled else "not in the pool",
+                     f"your label: {mine[unit_id]} ({GRADE_MEANINGS[mine[unit_id]]})"
+                     if unit_id in mine else "not labeled by you"]
+            with st.container(border=True):
+                st.markdown("**" + highlight_terms(hit.title or unit_id, text) + "**")
+                say("caption", " · ".join(facts))
+                st.markdown(highlight_terms(snippet(hit.text, text), text))
+                token = show_item(handle, query_id=query_id, unit_id=unit_id,
+                                  annotator=annotator)
+                with st.container(horizontal=True, gap="small"):
+                    for gain in GRADE_MEANINGS:
+                        st.button(grade_label(gain), key=f"search_{unit_id}_{gain}",
+                                  on_click=_try_label, args=(token, gain),
+                                  kwargs={"note": "found by corpus search",
+                                          "check_screen": False, "from_search": True})
+
+
+# --- the "to decide A vs B" and sample queues -----------------------------------------
 
 
 def _address_decide() -> tuple[str, ...]:
@@ -616,22 +817,16 @@ def _queue_mode(handle: Study) -> str:
 
 def _address_target(handle: Study, run_a: str, run_b: str, measure: str) -> None:
     """Put the address's runs and measure in the selectors, or say which one is wrong."""
-    runs = study_run_names(handle)
-    defaults = _default_target(runs)
+    runs = study_run_names(handle) + ["", ""]
     try:
-        target = decide_target(handle, run_a or defaults[0], run_b or defaults[1],
+        target = decide_target(handle, run_a or runs[0], run_b or runs[1],
                                measure or DECIDE_MEASURES[0])
     except TargetError as error:
-        say("error", f"The address asks for {error}. Choose the runs and the "
-                     "measure below.")
+        say("error", f"The address asks for {error}. Choose the runs and the measure below.")
         return
     st.session_state[RUN_A_KEY] = target.run_a
     st.session_state[RUN_B_KEY] = target.run_b
     st.session_state[MEASURE_KEY] = target.measure
-
-
-def _default_target(runs: list[str]) -> tuple[str, str]:
-    return (runs[0] if runs else "", runs[1] if len(runs) > 1 else "")
 
 
 def _decide_target(handle: Study) -> DecideTarget | None:
@@ -645,47 +840,38 @@ def _decide_target(handle: Study) -> DecideTarget | None:
         if st.session_state.get(key) not in runs:
             st.session_state[key] = default
     measures = list(DECIDE_MEASURES)
-    if st.session_state.get(MEASURE_KEY) not in measures:
-        chosen = st.session_state.get(MEASURE_KEY)
-        if chosen:  # a measure of the catalogue the address asked for
-            measures.append(chosen)
-        else:
-            st.session_state[MEASURE_KEY] = measures[0]
+    chosen = st.session_state.get(MEASURE_KEY)
+    if chosen and chosen not in measures:  # a measure of the catalogue the address asked for
+        measures.append(chosen)
+    elif not chosen:
+        st.session_state[MEASURE_KEY] = measures[0]
     with st.container(horizontal=True):
         st.selectbox("Run A", runs, key=RUN_A_KEY, persist_state="session")
         st.selectbox("Run B", runs, key=RUN_B_KEY, persist_state="session")
         st.selectbox("Measure", measures, key=MEASURE_KEY, persist_state="session")
-    chosen = (st.session_state[key] for key in (RUN_A_KEY, RUN_B_KEY, MEASURE_KEY))
     try:
-        target = decide_target(handle, *chosen)
+        target = decide_target(handle, *(st.session_state[key]
+                                         for key in (RUN_A_KEY, RUN_B_KEY, MEASURE_KEY)))
     except TargetError as error:
         say("error", f"{error}.")
         return None
-    for name in (QUERY_PARAM, UNIT_PARAM):
-        set_param(name, "")
-    values = (DECIDE, target.run_a, target.run_b, target.measure)
-    for name, value in zip(DECIDE_PARAMS, values, strict=True):
+    set_param(QUERY_PARAM, "")
+    set_param(UNIT_PARAM, "")
+    for name, value in zip(DECIDE_PARAMS, (DECIDE, target.run_a, target.run_b, target.measure),
+                           strict=True):
         set_param(name, value)
     st.session_state[_ADDRESS_DECIDE_KEY] = _address_decide()
     return target
 
 
-def _cached_state(handle: Study, target: DecideTarget) -> DecideState:
-    """The queue's state, built again only when the store changed (a label, a run); shared
-    by every session."""
-    queries = decide_query_set(handle, target)
-    return shared_result(handle, ("decide", target, queries),
-                         lambda: decide_state(handle, target, query_ids=queries))
-
-
-def _on_measure(measure: str) -> None:
-    st.session_state[MEASURE_KEY] = measure
-
-
 def _decide_workspace(handle: Study, target: DecideTarget, annotator: str) -> None:
-    """The queue's next item beside the verdict panel; both follow every label."""
+    """The queue's next item beside the verdict panel; both follow every label. The queue's
+    state is built again only when the store changed (a label, a run), shared by every
+    session."""
     sid = handle.study_id
-    state = _cached_state(handle, target)
+    queries = decide_query_set(handle, target)
+    state = shared_result(handle, ("decide", target, queries),
+                          lambda: decide_state(handle, target, query_ids=queries))
     passed = {(q, u) for s, q, u in st.session_state.get(_DECIDE_PASSED_KEY, set()) if s == sid}
     item = next_queue_item(handle, state.items, annotator, passed)
     token = _put_on_screen(handle, item.query_id if item else None,
@@ -700,8 +886,8 @@ def _decide_workspace(handle: Study, target: DecideTarget, annotator: str) -> No
         if state.decision.verdict != "undecided":
             if following is not None:
                 st.button(f"Next undecided measure: {following}", key="next_measure",
-                          type="primary", shortcut="Enter", on_click=_on_measure,
-                          args=(following,))
+                          type="primary", shortcut="Enter", on_click=st.session_state.update,
+                          args=({MEASURE_KEY: following},))
             else:
                 st.caption("No other offered measure is undecided.")
     with work, st.container(border=True):
@@ -720,24 +906,20 @@ def _decide_workspace(handle: Study, target: DecideTarget, annotator: str) -> No
                         "(in conflict): adjudicate on the Annotator agreement page.")
             _undo_and_browse(sid, annotator)
             return
+        conflict = " · in conflict between annotators" if item.kind == "conflict" else ""
         _queue_item(handle, token,
-                    f"queue item {state.items.index(item) + 1} of {len(state.items)}"
-                    + (" · in conflict between annotators" if item.kind == "conflict" else ""))
+                    f"queue item {state.items.index(item) + 1} of {len(state.items)}{conflict}")
 
 
 def _queue_item(handle: Study, token: ItemToken, position: str) -> None:
     """The item on screen in the to-decide or sample queue, under its query (no browsing:
     the queue decides what comes next)."""
-    query_text = query_text_of(handle, token.query_id)
-    st.markdown("#### " + escape_markdown(f"{token.query_id}: {query_text or ''}"))
+    text = query_text(handle, token.query_id)
+    st.markdown("#### " + escape_markdown(f"{token.query_id}: {text or ''}"))
     show_information_need(handle, token.query_id, expanded=False)
-    _confirm(token, None)
     ranks = {p.unit_id: p.ranks for p in cached_pool(handle, token.query_id)}
-    mine = _mine(handle, token.query_id, token.annotator)
-    doc = _item_head(handle, query_text, token, position, ranks, mine, None)
-    _buttons(token, None)
-    _undo_and_browse(token.study_id, token.annotator)
-    _note_and_text(handle, token, doc, query_text)
+    mine = query_labels(handle, token.query_id).mine(token.annotator)
+    _item_area(handle, token, text or "", position, ranks, mine, None)
 
 
 def _sample_choice(handle: Study) -> str | None:
@@ -768,7 +950,7 @@ def _sample_choice(handle: Study) -> str | None:
 
 def _sample_workspace(handle: Study, annotator: str) -> None:
     """A stored sample's units one after another in the sample's order: no choosing; a
-    skip or can't judge is recorded as the sample's non-response (:func:`_on_pass`)."""
+    skip or can't judge is recorded as the sample's non-response (:func:`_pass`)."""
     sid = handle.study_id
     name = _sample_choice(handle)
     if name is None:
@@ -804,12 +986,12 @@ def _sample_workspace(handle: Study, annotator: str) -> None:
 
 @st.fragment
 def _annotate(study: StudyIn, annotator: str) -> None:
-    """The query selector and the work area: a label re-renders only this fragment.
+    """The queue selector and the work area: a label re-renders only this fragment.
 
     The selector is inside, so its per-query counts ("you 3/10") follow each label. Each
     run of it (the page's or its own) opens one read handle and passes it to every read.
     """
-    handle = open_study(get_db(), study.study_id, reader())
+    handle = open_study(get_db(), study.study_id, reader(), settings=study)
     mode = _queue_mode(handle)
     if mode == SAMPLE:
         _sample_workspace(handle, annotator)
@@ -820,298 +1002,10 @@ def _annotate(study: StudyIn, annotator: str) -> None:
         if target is not None:
             _decide_workspace(handle, target, annotator)
         return
-    chosen, progress = _queue(handle, annotator)
+    texts = query_texts(handle)
+    chosen, progress = _queue(handle, annotator, texts)
     if chosen is not None:
-        _open_address_unit(handle, chosen, annotator)
-        _workspace(handle, chosen, annotator, progress)
-
-
-def _workspace(handle: Study, query_id: str, annotator: str,
-               study_progress: StudyProgress | None) -> None:
-    """The open query's work area; ``study_progress``: as the selector read it this run."""
-    sid = handle.study_id
-    query_text = query_text_of(handle, query_id)
-    pool = cached_pool(handle, query_id)
-    order = [item.unit_id for item in blind_order(pool, annotator=annotator, query_id=query_id)]
-    ranks = {item.unit_id: item.ranks for item in pool}
-    mine = _mine(handle, query_id, annotator)
-    walk = _walk(handle, annotator, query_id)
-    current = current_item(order, mine, walk)
-    walk.cursor = current
-    token = _put_on_screen(handle, query_id if current else None, current, annotator)
-
-    st.markdown("#### " + escape_markdown(query_text or query_id))
-    show_information_need(handle, query_id, expanded=True)
-    qp = query_progress(handle, query_id, annotator)
-    with st.container(horizontal=True):  # side by side even on a phone: one line, not two
-        conflicts = f" ({qp.conflicts} in conflict between annotators)" if qp.conflicts else ""
-        _progress(qp.mine, qp.pooled,
-                  f"This query: you labeled {qp.mine} of {qp.pooled} pooled items{conflicts}")
-        if study_progress is None:
-            st.caption("Study: your progress is being counted…")
-        else:
-            labeled, pooled = study_progress.mine, study_progress.pooled
-            _progress(labeled, pooled, f"Study: you labeled {labeled:,} of {pooled:,} pooled items")
-    _show_messages()
-
-    with st.container(border=True):
-        if token is None:
-            item_keys("", None, partial(_on_presses, order))
-            st.success("You have labeled every pooled item of this query.")
-            _next_query_button(handle, query_id, study_progress)
-            _undo_and_browse(sid, annotator, query_id, None, order)
-        else:
-            _confirm(token, order)
-            position = f"item {order.index(token.unit_id) + 1} of {len(order)}"
-            doc = _item_head(handle, query_text, token, position, ranks, mine, order)
-            _buttons(token, order)
-            _undo_and_browse(sid, annotator, query_id, current, order)
-            _note_and_text(handle, token, doc, query_text)
-
-    st.markdown("##### Metrics for this query")
-    results = query_results_by_run(handle, query_id)
-    if not results:
-        st.caption("No run yet.")
-    for run_name, result in results.items():
-        st.markdown("**" + escape_markdown(run_name) + "**")
-        render_query_result(result)
-
-    _completeness(handle, query_id, annotator, qp)
-    _search(handle, query_id, query_text, annotator, set(order))
-
-
-def _progress(done: int, total: int, text: str) -> None:
-    """A progress bar of ``done`` out of ``total`` (full when there is nothing to do)."""
-    st.progress(done / total if total else 1.0, text=text)
-
-
-def _note_and_text(handle: Study, token: ItemToken, doc: tuple[str, str] | None,
-                   query_text: str) -> None:
-    """The item's note field, then its text (terms highlighted) and provenance."""
-    # no max_chars: the browser would cut a longer paste without a word; the page
-    # refuses it visibly instead (here, and for the label it would go with)
-    st.text_input("Note (saved with your label for this item; Esc leaves the field)",
-                  key=_note_widget(handle, token), live="700ms", on_change=_on_note, args=(token,))
-    length = len(_note_of(token))
-    if length > MAX_NOTE_CHARS:
-        st.error(f"This note has {length:,} characters; a note holds at most "
-                 f"{MAX_NOTE_CHARS:,}. Shorten it: a label given with it is not saved.")
-    if doc is not None:
-        with st.container(height=240):
-            st.markdown(highlight_terms(doc[0], query_text))
-        say("caption", doc[1])
-
-
-def _note_widget(handle: Study, token: ItemToken) -> str:
-    """The note field's key for this showing, seeded once from the item's stored draft."""
-    key = note_key(token)
-    if key not in st.session_state:
-        draft = drafts(handle, token.query_id, token.annotator).get(token.unit_id)
-        st.session_state[key] = draft.note if draft is not None else ""
-    return key
-
-
-def _confirm(token: ItemToken, order: list[str] | None) -> None:
-    """Show the label that arrived since the item was shown, and ask before writing over it."""
-    pending = st.session_state.get(_CONFIRM_KEY)
-    if pending is None:
-        return
-    asked, gain, note, newer = pending
-    if (asked.study_id, asked.query_id, asked.unit_id) != (
-            token.study_id, token.query_id, token.unit_id):
-        st.session_state.pop(_CONFIRM_KEY, None)
-        return
-    say("warning",
-        f"Not saved yet: since {asked.unit_id} was shown to you, "
-        + "; ".join(_said(event) for event in newer)
-        + f". Your key: {gain} ({GRADE_MEANINGS[gain]}). Write it over the newer label?")
-    with st.container(horizontal=True):
-        st.button(f"Save {gain} anyway", key="confirm_overwrite", type="primary",
-                  on_click=_on_confirm, args=(asked, gain, note, newer[-1].event_id, order))
-        st.button("Keep the newer label", key="confirm_keep", on_click=_on_keep)
-
-
-def _said(event: LabelEvent) -> str:
-    who = f"{event.annotator} (you, in another tab or session)" if (
-        event.annotator == current_annotator()) else event.annotator
-    when = event.created_at.replace("T", " ").rstrip("Z")[:19]  # to the second
-    if event.gain is None:
-        return f"{who} undid a label at {when}"
-    verb = "adjudicated" if event.kind == "adjudicate" else "labeled it"
-    return f"{who} {verb} {event.gain} ({GRADE_MEANINGS[event.gain]}) at {when} UTC"
-
-
-def _next_query_button(handle: Study, query_id: str, progress: StudyProgress | None) -> None:
-    """Go to the next query (after this one in the queue) with pooled items left for you
-    (``progress``: the study's, as the selector read it this run)."""
-    if progress is None:  # still being counted: the next query in the study's order
-        ids = sorted(query_texts(handle), key=natural_key)
-        start = ids.index(query_id) if query_id in ids else -1
-        following = ids[start + 1] if start + 1 < len(ids) else None
-    else:
-        ids = list(progress.queries)
-        start = ids.index(query_id) if query_id in ids else -1
-        rotated = ids[start + 1 :] + ids[: start + 1]
-        following = next((q for q in rotated
-                          if progress.queries[q].mine < progress.queries[q].pooled), None)
-    if following is None:
-        st.caption("Every query's pool is labeled by you.")
-        return
-    if st.button(f"Next query: {following}", key="next_query", shortcut="Enter", type="primary"):
-        st.session_state[_PENDING_QUERY_KEY] = following
-        st.rerun()
-
-
-def _item_head(handle: Study, query_text: str, token: ItemToken, position: str,
-               ranks: dict[str, dict[str, int]], mine: dict[str, int],
-               order: list[str] | None) -> tuple[str, str] | None:
-    """The item's facts and title; returns its text and provenance (shown under the
-    buttons, so a phone shows the buttons without scrolling) or None."""
-    unit_id, query_id, corpus_id = token.unit_id, token.query_id, handle.settings.corpus_id
-    doc = get_document(get_db(), corpus_id, unit_id)
-    facts = [position, unit_id]
-    if order is not None and st.session_state.get(UNBLIND_KEY):  # the queues have no toggle
-        runs = sorted(ranks.get(unit_id, {}).items())
-        facts.append(", ".join(f"rank {r} in {run}" for run, r in runs))
-    if unit_id in mine:
-        facts.append(f"your label: {mine[unit_id]} ({GRADE_MEANINGS[mine[unit_id]]})")
-        note = _own_note(handle, query_id, unit_id, token.annotator)
-        if note:
-            facts.append(f"your note: {truncate(note, 200)}")
-    if unit_id in _walk(handle, token.annotator, query_id).skipped:
-        facts.append("skipped earlier")
-    item_keys(" · ".join(facts), _screen_id(token), partial(_on_presses, order))
-    if doc is None:
-        say("warning", f"{unit_id} is not in corpus {corpus_id}: "
-                       "judge it by its id or skip it.")
-        return None
-    shown = displayable_text(handle, unit_id=unit_id, runs=ranks.get(unit_id, {}),
-                             document=doc)
-    if not shown.shown:  # another organisation's, or outside a run's protocol
-        say("warning", f"{unit_id}: {shown.reason}")
-        return None
-    st.markdown("##### " + highlight_terms(shown.title or doc.doc_id, query_text))
-    return shown.text, f"organisation {doc.owner_org or '—'} · created {doc.created_at}"
-
-
-def _own_note(handle: Study, query_id: str, unit_id: str, annotator: str) -> str:
-    """The note of the annotator's latest label on the unit ('' when none)."""
-    notes = [
-        e.note
-        for e in label_history(handle, query_id, unit_id)
-        if e.annotator == annotator and e.kind == "label"
-    ]
-    return notes[-1] if notes else ""
-
-
-def grade_label(gain: int) -> str:
-    """A grade button's text: the key and its meaning (no tooltip needed)."""
-    return f"{gain} · {GRADE_MEANINGS[gain]}"
-
-
-def _buttons(token: ItemToken, order: list[str] | None) -> None:
-    """Grade, skip and can't-judge buttons of this showing (keyed by it: see the module doc)."""
-    showing = token.showing
-    with st.container(horizontal=True, gap="small"):
-        for gain in GRADE_MEANINGS:
-            key = f"grade_{gain}_{showing}"
-            st.button(grade_label(gain), key=key, on_click=_on_grade, args=(token, gain, order))
-    with st.container(horizontal=True, gap="small"):
-        st.button("Skip · S", key=f"skip_{showing}",
-                  on_click=_on_pass, args=(token, order, False))
-        st.button("Can't judge · J", key=f"cant_judge_{showing}",
-                  help="Leaves the item unlabeled (recorded in the audit log).",
-                  on_click=_on_pass, args=(token, order, True))
-
-
-def _undo_and_browse(sid: str, annotator: str, query_id: str | None = None,
-                     current: str | None = None, order: list[str] | None = None) -> None:
-    """Undo (on ``query_id``; in a queue, ``order`` None, on its last label's query) and, in
-    the blocking order, Previous and Next."""
-    if order is None:
-        query_id = st.session_state.get(_DECIDE_LAST_KEY)
-    with st.container(horizontal=True, gap="small"):
-        if query_id is not None:
-            st.button("Undo", key="undo", shortcut="U",
-                      help=f"Cancels your last label on query {query_id}.",
-                      on_click=_on_undo, args=(sid, query_id, annotator))
-        if order is None:  # the to-decide queue is walked by labels, not browsed
-            return
-        browse = (sid, query_id, annotator, order, current)
-        for label, delta in (("Previous", -1), ("Next", 1)):
-            st.button(label, key=label.lower(), shortcut=label[0], on_click=_on_browse,
-                      args=(*browse, delta))
-
-
-def _completeness(handle: Study, query_id: str, annotator: str, qp: QueryProgress) -> None:
-    sid = handle.study_id
-    st.markdown("##### Relevant set")
-    st.caption(
-        f"{qp.labeled} of {qp.pooled} pooled items labeled"
-        + (f", {qp.conflicts} in conflict between annotators" if qp.conflicts else "")
-        + (f"; {qp.outside_pool} more labeled units found outside the pool"
-           if qp.outside_pool else "")
-        + "."
-    )
-    if qp.complete:
-        st.success("Marked complete: recall and nDCG can be computed for this query.")
-        reason_key = f"reopen_reason_{query_id}"
-        st.text_input("Reason to reopen", key=reason_key,
-                      placeholder="required: why the relevant set may be incomplete")
-        may_reopen = allowed(get_db(), study_id=sid, actor=annotator,
-                             permission=Permission.REOPEN)
-        st.button("Reopen", key="reopen", on_click=_on_reopen,
-                  args=(sid, query_id, annotator, reason_key),
-                  disabled=not may_reopen or not str(st.session_state.get(reason_key, "")).strip(),
-                  help=None if may_reopen else "Reopening needs the reviewer role in this study.")
-    else:
-        withdrawn = claim_withdrawal(handle, query_id)
-        if withdrawn is not None:  # why the claim is gone, as plain text
-            say("warning", withdrawn.text(), icon=":material/history:")
-        if qp.remaining:
-            what = f"{qp.remaining} pooled item{'s' if qp.remaining != 1 else ''} remain"
-            if qp.conflicts:
-                what += f" ({qp.conflicts} in conflict)"
-            label = f"Mark relevant set complete ({what})"
-        else:
-            label = "Mark relevant set complete"
-        st.button(label, key="mark_complete", disabled=qp.remaining > 0,
-                  on_click=_on_mark_complete, args=(sid, query_id, annotator))
-    history = completeness_history(handle, query_id)
-    if history:
-        with st.expander(f"Completeness history ({len(history)})"):
-            for event in history:
-                st.text(f"{event.created_at}  {event.state:<9} by {event.actor}"
-                        + (f": {event.reason}" if event.reason else ""))
-
-
-def _search(handle: Study, query_id: str, query_text: str, annotator: str,
-            pooled: set[str]) -> None:
-    with st.expander("Search the corpus for relevant documents no run returned"):
-        text = st.text_input("Search", key=SEARCH_KEY, placeholder=query_text)
-        if not text.strip():
-            return
-        db = get_db()
-        # scoped in SQL before the limit: other organisations' documents never crowd these out
-        hits = search_corpus(db, handle.settings.corpus_id, text, limit=10, viewer=reader())
-        if not hits:
-            st.caption("No document matches.")
-        mine = _mine(handle, query_id, annotator)
-        for hit in hits:
-            unit_id = hit.doc_id
-            facts = [unit_id, "in the pool" if unit_id in pooled else "not in the pool"]
-            facts.append(f"your label: {mine[unit_id]} ({GRADE_MEANINGS[mine[unit_id]]})"
-                         if unit_id in mine else "not labeled by you")
-            with st.container(border=True):
-                st.markdown("**" + highlight_terms(hit.title or unit_id, text) + "**")
-                say("caption", " · ".join(facts))
-                st.markdown(highlight_terms(snippet(hit.text, text), text))
-                token = show_item(handle, query_id=query_id,
-                                  unit_id=unit_id, annotator=annotator)
-                with st.container(horizontal=True, gap="small"):
-                    for gain in GRADE_MEANINGS:
-                        st.button(grade_label(gain), key=f"search_{unit_id}_{gain}",
-                                  on_click=_on_search_grade, args=(token, gain))
+        _workspace(handle, chosen, texts.get(chosen, ""), annotator, progress)
 
 
 study, handle = study_page("Annotate")
