@@ -23,11 +23,12 @@ that read.
 
 import time
 from collections.abc import Callable, Collection
+from dataclasses import dataclass
 from functools import partial
 
 import streamlit as st
 
-from app.components.address import set_param
+from app.components.address import new_request, write_address
 from app.components.chips import render_query_result
 from app.components.decide_panel import (
     BLOCKING,
@@ -130,15 +131,14 @@ _REFUSED_SHOWN_S = 8.0
 _OPEN_QUERY_KEY = "_rl_open_query"
 _PENDING_QUERY_KEY = "_rl_pending_query"
 _MAX_QUEUE = 1000
-#: The query this session last wrote into the address: a different one there is a new request.
-_ADDRESS_QUERY_KEY = "_rl_address_query"
+#: The page's name in the address bookkeeping (a value there this session did not write is
+#: a new request: :func:`app.components.address.new_request`).
+PAGE = "annotate"
 #: The queue selector ("blocking" or "decide") and the to-decide queue's runs and measure.
 MODE_KEY = "rl_queue_mode"
 RUN_A_KEY = "rl_decide_run_a"
 RUN_B_KEY = "rl_decide_run_b"
 MEASURE_KEY = "rl_decide_measure"
-#: The queue parameters this session last wrote into the address (others are a new request).
-_ADDRESS_DECIDE_KEY = "_rl_address_decide"
 #: (study, query, unit) skipped or can't-judge in the to-decide queue in this session.
 _DECIDE_PASSED_KEY = "_rl_decide_passed"
 #: The query of this session's last label from the to-decide queue (what Undo cancels).
@@ -147,7 +147,6 @@ _DECIDE_LAST_KEY = "_rl_decide_last"
 #: can't-judge are recorded as the sample's non-responses.
 SAMPLE_KEY = "rl_sample_name"
 _SAMPLE_ACTIVE_KEY = "_rl_sample_active"
-_ADDRESS_SAMPLE_KEY = "_rl_address_sample"
 
 
 def _write_errors() -> tuple[type[BaseException], ...]:
@@ -467,8 +466,7 @@ def _queue(handle: Study, annotator: str, texts: dict[str, str]) -> tuple[
                  key=QUERY_KEY, on_change=_on_pick, args=(ids,))
     st.toggle("Show ranks and runs", key=UNBLIND_KEY, persist_state="session",
               help="Off (blind): items come in a shuffled order fixed per annotator.")
-    st.session_state[_ADDRESS_QUERY_KEY] = chosen
-    set_param(QUERY_PARAM, chosen)
+    write_address(PAGE, {QUERY_PARAM: chosen})
     return chosen, progress
 
 
@@ -485,7 +483,7 @@ def _address_query(known: Collection[str], ids: list[str], *, counted: bool) -> 
     ``known``: the study's queries (``ids``: those the selector offers); ``counted``: whether
     their progress is known (if not, any query of the study opens)."""
     wanted = st.query_params.get(QUERY_PARAM)
-    if not wanted or wanted == st.session_state.get(_ADDRESS_QUERY_KEY):
+    if not wanted or not new_request(PAGE, QUERY_PARAM):
         return None
     if wanted not in ids and wanted in known and not counted:
         ids.insert(0, wanted)
@@ -539,8 +537,8 @@ def _workspace(handle: Study, query_id: str, query_text: str, annotator: str,
             _next_query_button(handle, query_id, study_progress)
             _undo_and_browse(sid, annotator, query_id, None, order)
         else:
-            position = f"item {order.index(token.unit_id) + 1} of {len(order)}"
-            _item_area(handle, token, query_text, position, ranks, mine, order, current)
+            q = _Query(handle, query_id, query_text, annotator, ranks, mine, order)
+            _item_area(q, token, f"item {order.index(token.unit_id) + 1} of {len(order)}", current)
 
     st.markdown("##### Metrics for this query")
     results = query_results_by_run(handle, query_id, labels)
@@ -582,32 +580,68 @@ def _next_query_button(handle: Study, query_id: str, progress: StudyProgress | N
 # --- the item on screen (every queue) -------------------------------------------------
 
 
-def _item_area(handle: Study, token: ItemToken, query_text: str, position: str,
-               ranks: dict[str, dict[str, int]], mine: dict[str, int],
-               order: list[str] | None, current: str | None = None) -> None:
-    """The item on screen: a newer label to confirm, its facts and title, the grade buttons,
-    Undo (and in the blocking order, ``order`` not None, Previous and Next), its note field,
-    then its text (under the buttons, so a phone shows the buttons without scrolling)."""
-    _confirm(token, order)
-    doc = _item_head(handle, query_text, token, position, ranks, mine, order)
-    _buttons(token, order)
-    _undo_and_browse(token.study_id, token.annotator, token.query_id, current, order)
+@dataclass(frozen=True)
+class _Query:
+    """A query as one run of the work area read it: its text, its pool's ranks and the
+    annotator's labels; ``order``: the blocking order (None in a queue, whose head is next)."""
+
+    handle: Study
+    query_id: str
+    text: str
+    annotator: str
+    ranks: dict[str, dict[str, int]]
+    mine: dict[str, int]
+    order: list[str] | None = None
+
+
+def _item_area(q: _Query, token: ItemToken, position: str, current: str | None = None) -> None:
+    """The item on screen: a newer label to confirm, its facts (the caption the keys listen
+    on) and title, the grade buttons, Undo (in the blocking order Previous and Next too), its
+    note field, then its text (under the buttons: a phone shows them without scrolling)."""
+    unit_id, corpus_id, mine = token.unit_id, q.handle.settings.corpus_id, q.mine
+    _confirm(token, q.order)
+    facts = [position, unit_id]
+    if q.order is not None and st.session_state.get(UNBLIND_KEY):  # the queues have no toggle
+        runs = sorted(q.ranks.get(unit_id, {}).items())
+        facts.append(", ".join(f"rank {r} in {run}" for run, r in runs))
+    if unit_id in mine:
+        facts.append(f"your label: {mine[unit_id]} ({GRADE_MEANINGS[mine[unit_id]]})")
+        history = label_history(q.handle, q.query_id, unit_id)
+        notes = [e.note for e in history if e.annotator == q.annotator and e.kind == "label"]
+        if notes and notes[-1]:  # the note of the annotator's latest label
+            facts.append(f"your note: {truncate(notes[-1], 200)}")
+    if unit_id in _walk(q.handle, q.annotator, q.query_id).skipped:
+        facts.append("skipped earlier")
+    item_keys(" · ".join(facts), _screen_id(token), partial(_on_presses, q.order))
+    doc = get_document(get_db(), corpus_id, unit_id)
+    shown = None
+    if doc is None:
+        say("warning", f"{unit_id} is not in corpus {corpus_id}: judge it by its id or skip it.")
+    else:
+        shown = displayable_text(q.handle, unit_id=unit_id, runs=q.ranks.get(unit_id, {}),
+                                 document=doc)
+        if shown.shown:
+            st.markdown("##### " + highlight_terms(shown.title or doc.doc_id, q.text))
+        else:  # another organisation's, or outside a run's protocol
+            say("warning", f"{unit_id}: {shown.reason}")
+    _buttons(token, q.order)
+    _undo_and_browse(q.handle.study_id, q.annotator, q.query_id, current, q.order)
     # no max_chars: the browser would cut a longer paste without a word; the page
     # refuses it visibly instead (here, and for the label it would go with)
     key = note_key(token)
     if key not in st.session_state:  # seeded once from the item's stored draft
-        draft = drafts(handle, token.query_id, token.annotator).get(token.unit_id)
+        draft = drafts(q.handle, q.query_id, q.annotator).get(unit_id)
         st.session_state[key] = draft.note if draft is not None else ""
-    st.text_input("Note (saved with your label for this item; Esc leaves the field)",
-                  key=key, live="700ms", on_change=_on_note, args=(token,))
+    label = "Note (saved with your label for this item; Esc leaves the field)"
+    st.text_input(label, key=key, live="700ms", on_change=_on_note, args=(token,))
     length = len(_note_of(token))
     if length > MAX_NOTE_CHARS:
         st.error(f"This note has {length:,} characters; a note holds at most "
                  f"{MAX_NOTE_CHARS:,}. Shorten it: a label given with it is not saved.")
-    if doc is not None:
+    if doc is not None and shown is not None and shown.shown:
         with st.container(height=240):
-            st.markdown(highlight_terms(doc[0], query_text))
-        say("caption", doc[1])
+            st.markdown(highlight_terms(shown.text, q.text))
+        say("caption", f"organisation {doc.owner_org or '—'} · created {doc.created_at}")
 
 
 def _confirm(token: ItemToken, order: list[str] | None) -> None:
@@ -638,39 +672,6 @@ def _said(event: LabelEvent) -> str:
         return f"{who} undid a label at {when}"
     verb = "adjudicated" if event.kind == "adjudicate" else "labeled it"
     return f"{who} {verb} {event.gain} ({GRADE_MEANINGS[event.gain]}) at {when} UTC"
-
-
-def _item_head(handle: Study, query_text: str, token: ItemToken, position: str,
-               ranks: dict[str, dict[str, int]], mine: dict[str, int],
-               order: list[str] | None) -> tuple[str, str] | None:
-    """The item's facts (the caption the keys listen on) and title; returns its text and
-    provenance, or None when its text is not shown."""
-    unit_id, corpus_id = token.unit_id, handle.settings.corpus_id
-    doc = get_document(get_db(), corpus_id, unit_id)
-    facts = [position, unit_id]
-    if order is not None and st.session_state.get(UNBLIND_KEY):  # the queues have no toggle
-        runs = sorted(ranks.get(unit_id, {}).items())
-        facts.append(", ".join(f"rank {r} in {run}" for run, r in runs))
-    if unit_id in mine:
-        facts.append(f"your label: {mine[unit_id]} ({GRADE_MEANINGS[mine[unit_id]]})")
-        notes = [e.note for e in label_history(handle, token.query_id, unit_id)
-                 if e.annotator == token.annotator and e.kind == "label"]
-        if notes and notes[-1]:  # the note of the annotator's latest label
-            facts.append(f"your note: {truncate(notes[-1], 200)}")
-    if unit_id in _walk(handle, token.annotator, token.query_id).skipped:
-        facts.append("skipped earlier")
-    item_keys(" · ".join(facts), _screen_id(token), partial(_on_presses, order))
-    if doc is None:
-        say("warning", f"{unit_id} is not in corpus {corpus_id}: "
-                       "judge it by its id or skip it.")
-        return None
-    shown = displayable_text(handle, unit_id=unit_id, runs=ranks.get(unit_id, {}),
-                             document=doc)
-    if not shown.shown:  # another organisation's, or outside a run's protocol
-        say("warning", f"{unit_id}: {shown.reason}")
-        return None
-    st.markdown("##### " + highlight_terms(shown.title or doc.doc_id, query_text))
-    return shown.text, f"organisation {doc.owner_org or '—'} · created {doc.created_at}"
 
 
 def grade_label(gain: int) -> str:
@@ -782,14 +783,10 @@ def _search(handle: Study, query_id: str, query_text: str, annotator: str,
 # --- the "to decide A vs B" and sample queues -----------------------------------------
 
 
-def _address_decide() -> tuple[str, ...]:
-    return tuple(str(st.query_params.get(name, "")) for name in DECIDE_PARAMS)
-
-
 def _queue_mode(handle: Study) -> str:
     """The queue selector; a new ``?queue=`` in the address (not this session's own) sets it."""
-    wanted = _address_decide()
-    if any(wanted) and wanted != st.session_state.get(_ADDRESS_DECIDE_KEY):
+    wanted = [str(st.query_params.get(name, "")) for name in DECIDE_PARAMS]
+    if any(wanted) and new_request(PAGE, *DECIDE_PARAMS):
         queue = wanted[0] or BLOCKING
         if queue in QUEUES:
             st.session_state[MODE_KEY] = queue
@@ -807,11 +804,9 @@ def _queue_mode(handle: Study) -> str:
                          "walks the unknown items whose labels can decide run A against run B; "
                          "a sample walks a drawn sample's units in its order, for an estimate.")
     if mode != SAMPLE:
-        set_param(SAMPLE_PARAM, "")
+        write_address(PAGE, {SAMPLE_PARAM: None})
     if mode == BLOCKING:
-        for name in DECIDE_PARAMS:
-            set_param(name, "")
-        st.session_state[_ADDRESS_DECIDE_KEY] = _address_decide()
+        write_address(PAGE, dict.fromkeys(DECIDE_PARAMS))
     return mode
 
 
@@ -855,12 +850,9 @@ def _decide_target(handle: Study) -> DecideTarget | None:
     except TargetError as error:
         say("error", f"{error}.")
         return None
-    set_param(QUERY_PARAM, "")
-    set_param(UNIT_PARAM, "")
-    for name, value in zip(DECIDE_PARAMS, (DECIDE, target.run_a, target.run_b, target.measure),
-                           strict=True):
-        set_param(name, value)
-    st.session_state[_ADDRESS_DECIDE_KEY] = _address_decide()
+    values = (DECIDE, target.run_a, target.run_b, target.measure)
+    write_address(PAGE, {QUERY_PARAM: None, UNIT_PARAM: None,
+                         **dict(zip(DECIDE_PARAMS, values, strict=True))})
     return target
 
 
@@ -914,12 +906,13 @@ def _decide_workspace(handle: Study, target: DecideTarget, annotator: str) -> No
 def _queue_item(handle: Study, token: ItemToken, position: str) -> None:
     """The item on screen in the to-decide or sample queue, under its query (no browsing:
     the queue decides what comes next)."""
-    text = query_text(handle, token.query_id)
-    st.markdown("#### " + escape_markdown(f"{token.query_id}: {text or ''}"))
-    show_information_need(handle, token.query_id, expanded=False)
-    ranks = {p.unit_id: p.ranks for p in cached_pool(handle, token.query_id)}
-    mine = query_labels(handle, token.query_id).mine(token.annotator)
-    _item_area(handle, token, text or "", position, ranks, mine, None)
+    query_id, annotator = token.query_id, token.annotator
+    text = query_text(handle, query_id) or ""
+    st.markdown("#### " + escape_markdown(f"{query_id}: {text}"))
+    show_information_need(handle, query_id, expanded=False)
+    ranks = {p.unit_id: p.ranks for p in cached_pool(handle, query_id)}
+    mine = query_labels(handle, query_id).mine(annotator)
+    _item_area(_Query(handle, query_id, text, annotator, ranks, mine), token, position)
 
 
 def _sample_choice(handle: Study) -> str | None:
@@ -928,8 +921,7 @@ def _sample_choice(handle: Study) -> str | None:
     if not names:
         return None
     wanted = str(st.query_params.get(SAMPLE_PARAM, ""))
-    if wanted and wanted != st.session_state.get(_ADDRESS_SAMPLE_KEY):
-        st.session_state[_ADDRESS_SAMPLE_KEY] = wanted
+    if wanted and new_request(PAGE, SAMPLE_PARAM):
         if wanted in names:
             st.session_state[SAMPLE_KEY] = wanted
         else:
@@ -939,12 +931,8 @@ def _sample_choice(handle: Study) -> str | None:
         st.session_state[SAMPLE_KEY] = names[-1]
     name = st.selectbox("Sample", names, key=SAMPLE_KEY, format_func=lambda n: f"Sample {n}",
                         persist_state="session")
-    for param in DECIDE_PARAMS[1:]:  # the to-decide queue's runs and measure
-        set_param(param, "")
-    st.query_params[DECIDE_PARAMS[0]] = SAMPLE
-    st.query_params[SAMPLE_PARAM] = name
-    st.session_state[_ADDRESS_SAMPLE_KEY] = name
-    st.session_state[_ADDRESS_DECIDE_KEY] = _address_decide()
+    queue, *choices = DECIDE_PARAMS  # the to-decide queue's runs and measure go
+    write_address(PAGE, {queue: SAMPLE, **dict.fromkeys(choices), SAMPLE_PARAM: name})
     return name
 
 
