@@ -25,6 +25,7 @@ import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import streamlit as st
 
@@ -860,14 +861,12 @@ def _decide_workspace(handle: Study, target: DecideTarget, annotator: str) -> No
     """The queue's next item beside the verdict panel; both follow every label. The queue's
     state is built again only when the store changed (a label, a run), shared by every
     session."""
-    sid = handle.study_id
     queries = decide_query_set(handle, target)
     state = shared_result(handle, ("decide", target, queries),
                           lambda: decide_state(handle, target, query_ids=queries))
-    passed = {(q, u) for s, q, u in st.session_state.get(_DECIDE_PASSED_KEY, set()) if s == sid}
+    passed = {(q, u) for s, q, u in st.session_state.get(_DECIDE_PASSED_KEY, set())
+              if s == handle.study_id}
     item = next_queue_item(handle, state.items, annotator, passed)
-    token = _put_on_screen(handle, item.query_id if item else None,
-                           item.unit_id if item else None, annotator)
     with st.container():  # one slot, so the messages never shift the columns below
         _show_messages()
     show_verdict_line(state)
@@ -875,44 +874,51 @@ def _decide_workspace(handle: Study, target: DecideTarget, annotator: str) -> No
     with panel:
         show_verdict_panel(state)
         following = state.next_undecided()
-        if state.decision.verdict != "undecided":
-            if following is not None:
-                st.button(f"Next undecided measure: {following}", key="next_measure",
-                          type="primary", shortcut="Enter", on_click=st.session_state.update,
-                          args=({MEASURE_KEY: following},))
-            else:
-                st.caption("No other offered measure is undecided.")
-    with work, st.container(border=True):
-        if token is None or item is None:
+        if state.decision.verdict != "undecided" and following is not None:
+            st.button(f"Next undecided measure: {following}", key="next_measure",
+                      type="primary", shortcut="Enter", on_click=st.session_state.update,
+                      args=({MEASURE_KEY: following},))
+        elif state.decision.verdict != "undecided":
+            st.caption("No other offered measure is undecided.")
+    def why() -> None:
+        if state.settled:
+            say("markdown", f"Nothing left to label for {target.measure}: the evidence has "
+                            "decided it. Take the next undecided measure, or choose another "
+                            "measure or runs above.")
+        elif state.decision.verdict == "undecidable":
+            say("markdown",
+                f"Nothing to label here for {target.measure} yet: see the panel for why.")
+        if state.decision.verdict == "undecided":
+            st.info("Every item of the queue is labeled by you or waits for a reviewer "
+                    "(in conflict): adjudicate on the Annotator agreement page.")
+
+    with work:
+        position = ""
+        if item is not None:
+            conflict = " · in conflict between annotators" if item.kind == "conflict" else ""
+            position = f"queue item {state.items.index(item) + 1} of {len(state.items)}{conflict}"
+        _queue_head(handle, annotator, item, position, why)
+
+
+def _queue_head(handle: Study, annotator: str, item: Any, position: str,
+                why: Callable[[], None]) -> None:
+    """The head ``item`` of the to-decide or sample queue on screen, under its query (no
+    browsing: the queue decides what comes next); ``item`` None: ``why()`` says why not."""
+    token = _put_on_screen(handle, item.query_id if item else None,
+                           item.unit_id if item else None, annotator)
+    with st.container(border=True):
+        if token is None:
             item_keys("", None, partial(_on_presses, None))
-            if state.settled:
-                say("markdown",
-                    f"Nothing left to label for {target.measure}: the evidence has decided "
-                    "it. Take the next undecided measure, or choose another measure or runs "
-                    "above.")
-            elif state.decision.verdict == "undecidable":
-                say("markdown",
-                    f"Nothing to label here for {target.measure} yet: see the panel for why.")
-            if state.decision.verdict == "undecided":
-                st.info("Every item of the queue is labeled by you or waits for a reviewer "
-                        "(in conflict): adjudicate on the Annotator agreement page.")
-            _undo_and_browse(sid, annotator)
+            why()
+            _undo_and_browse(handle.study_id, annotator)
             return
-        conflict = " · in conflict between annotators" if item.kind == "conflict" else ""
-        _queue_item(handle, token,
-                    f"queue item {state.items.index(item) + 1} of {len(state.items)}{conflict}")
-
-
-def _queue_item(handle: Study, token: ItemToken, position: str) -> None:
-    """The item on screen in the to-decide or sample queue, under its query (no browsing:
-    the queue decides what comes next)."""
-    query_id, annotator = token.query_id, token.annotator
-    text = query_text(handle, query_id) or ""
-    st.markdown("#### " + escape_markdown(f"{query_id}: {text}"))
-    show_information_need(handle, query_id, expanded=False)
-    ranks = {p.unit_id: p.ranks for p in cached_pool(handle, query_id)}
-    mine = query_labels(handle, query_id).mine(annotator)
-    _item_area(_Query(handle, query_id, text, annotator, ranks, mine), token, position)
+        query_id = token.query_id
+        text = query_text(handle, query_id) or ""
+        st.markdown("#### " + escape_markdown(f"{query_id}: {text}"))
+        show_information_need(handle, query_id, expanded=False)
+        ranks = {p.unit_id: p.ranks for p in cached_pool(handle, query_id)}
+        mine = query_labels(handle, query_id).mine(annotator)
+        _item_area(_Query(handle, query_id, text, annotator, ranks, mine), token, position)
 
 
 def _sample_choice(handle: Study) -> str | None:
@@ -950,9 +956,6 @@ def _sample_workspace(handle: Study, annotator: str) -> None:
     st.session_state[_SAMPLE_ACTIVE_KEY] = (sid, name)
     queue = sample_queue(handle, name)
     waiting = [u for u in queue if u.state == "open"]
-    item = waiting[0] if waiting else None
-    token = _put_on_screen(handle, item.query_id if item else None,
-                           item.unit_id if item else None, annotator)
     labeled = sum(1 for u in queue if u.state == "labeled")
     passed = sum(1 for u in queue if u.state == "non-response")
     with st.container():
@@ -961,15 +964,13 @@ def _sample_workspace(handle: Study, annotator: str) -> None:
               f"non-response, {len(waiting)} to label of {len(queue)} units")
     st.caption("The sample's units come in its order (no choosing). Skip and can't judge "
                "are recorded as non-response: the estimate takes them at their worst case.")
-    with st.container(border=True):
-        if token is None or item is None:
-            item_keys("", None, partial(_on_presses, None))
-            say("success",
-                f"Every unit of sample {name} is answered: its estimate is on the Compare "
-                "page (Estimate instead).")
-            _undo_and_browse(sid, annotator)
-            return
-        _queue_item(handle, token, f"sample unit {item.position} of {len(queue)}")
+    def why() -> None:
+        say("success", f"Every unit of sample {name} is answered: its estimate is on the "
+                       "Compare page (Estimate instead).")
+
+    item = waiting[0] if waiting else None
+    position = f"sample unit {item.position} of {len(queue)}" if item else ""
+    _queue_head(handle, annotator, item, position, why)
 
 
 @st.fragment
