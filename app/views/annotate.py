@@ -23,7 +23,7 @@ that read.
 
 import time
 from collections.abc import Callable, Collection
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
@@ -112,19 +112,6 @@ _FLASH_KEY = "_rl_flash"
 _NOTICE_KEY = "_rl_notice"
 #: (study, annotator, query) -> this session's walk through the query.
 _WALKS_KEY = "_rl_walks"
-#: (study, annotator) -> the ItemToken of the item this session has on screen; and the one
-#: last on screen (numbers its next showing).
-_SCREEN_KEY = "_rl_screen"
-_LAST_SHOWN_KEY = "_rl_last_shown"
-#: ItemToken -> the screen id sent to the browser with it, and back (what a key press names).
-_SCREEN_IDS_KEY = "_rl_screen_ids"
-_SCREEN_TOKENS_KEY = "_rl_screen_tokens"
-#: A refused label waiting for the annotator's decision (the item changed since shown).
-_CONFIRM_KEY = "_rl_confirm"
-#: Label event ids this session wrote (a refusal caused only by them is a double press).
-_OWN_EVENTS_KEY = "_rl_own_events"
-#: Key presses refused since the last render ("not saved: ..."), shown together.
-_REFUSED_KEY = "_rl_refused"
 #: How long a refusal stays on screen: the renders that follow a burst of presses would
 #: otherwise replace it before anyone could read it.
 _REFUSED_SHOWN_S = 8.0
@@ -140,14 +127,37 @@ MODE_KEY = "rl_queue_mode"
 RUN_A_KEY = "rl_decide_run_a"
 RUN_B_KEY = "rl_decide_run_b"
 MEASURE_KEY = "rl_decide_measure"
-#: (study, query, unit) skipped or can't-judge in the to-decide queue in this session.
-_DECIDE_PASSED_KEY = "_rl_decide_passed"
-#: The query of this session's last label from the to-decide queue (what Undo cancels).
-_DECIDE_LAST_KEY = "_rl_decide_last"
 #: The sample selector, and (study, sample) of the sample queue on screen: its skips and
 #: can't-judge are recorded as the sample's non-responses.
 SAMPLE_KEY = "rl_sample_name"
 _SAMPLE_ACTIVE_KEY = "_rl_sample_active"
+
+
+@dataclass
+class _Desk:
+    """What this session's Annotate page keeps between runs, besides its walks and widgets."""
+
+    #: (study, annotator) -> the token of the item on screen (None: no item), and of the
+    #: item last on screen (numbers its next showing)
+    on_screen: dict[tuple[str, str], ItemToken | None] = field(default_factory=dict)
+    last_shown: dict[tuple[str, str], ItemToken] = field(default_factory=dict)
+    #: a showing's screen id sent to the browser with it, and back (what a key press names)
+    screen_ids: dict[ItemToken, int] = field(default_factory=dict)
+    tokens: dict[int, ItemToken] = field(default_factory=dict)
+    #: label event ids this session wrote (a refusal caused only by them is a double press)
+    own_events: set[int] = field(default_factory=set)
+    #: refused key presses ("not saved: ...") and when, shown together for a few seconds
+    refused: list[tuple[str, float]] = field(default_factory=list)
+    #: a refused label waiting for the annotator's decision (the item changed since shown)
+    confirm: tuple | None = None
+    #: (study, query, unit) passed in the to-decide queue (they come back last), and the
+    #: query of its last label (what Undo cancels)
+    decide_passed: set[tuple[str, str, str]] = field(default_factory=set)
+    decide_last: str | None = None
+
+
+def _desk() -> _Desk:
+    return st.session_state.setdefault("_rl_desk", _Desk())
 
 
 def _write_errors() -> tuple[type[BaseException], ...]:
@@ -174,15 +184,16 @@ def _session_walk(study_id: str, annotator: str, query_id: str) -> WalkState:
 
 def _screen_id(token: ItemToken) -> int:
     """The id the page gives the browser for this showing (a key press sends it back)."""
-    ids: dict = st.session_state.setdefault(_SCREEN_IDS_KEY, {})
-    if token not in ids:
-        ids[token] = len(ids) + 1
-        st.session_state.setdefault(_SCREEN_TOKENS_KEY, {})[ids[token]] = token
-    return ids[token]
+    desk = _desk()
+    if token not in desk.screen_ids:
+        desk.screen_ids[token] = len(desk.screen_ids) + 1
+        desk.tokens[desk.screen_ids[token]] = token
+    return desk.screen_ids[token]
 
 
-def _on_screen(study_id: str, annotator: str) -> ItemToken | None:
-    return st.session_state.setdefault(_SCREEN_KEY, {}).get((study_id, annotator))
+def _on_screen(token: ItemToken) -> ItemToken | None:
+    """The item on screen now for the token's study and annotator."""
+    return _desk().on_screen.get((token.study_id, token.annotator))
 
 
 def _put_on_screen(handle: Study, query_id: str | None, unit_id: str | None,
@@ -194,22 +205,18 @@ def _put_on_screen(handle: Study, query_id: str | None, unit_id: str | None,
     an earlier showing can never pass for the next one.
     """
     who = (handle.study_id, annotator)
-    shown: dict = st.session_state.setdefault(_LAST_SHOWN_KEY, {})
-    token = None
+    desk, token = _desk(), None
     if query_id is not None and unit_id is not None:
-        token = shown[who] = show_item(handle, query_id=query_id, unit_id=unit_id,
-                                       annotator=annotator, previous=shown.get(who))
-    st.session_state.setdefault(_SCREEN_KEY, {})[who] = token
+        token = desk.last_shown[who] = show_item(handle, query_id=query_id, unit_id=unit_id,
+                                                 annotator=annotator,
+                                                 previous=desk.last_shown.get(who))
+    desk.on_screen[who] = token
     return token
 
 
 def _item(token: ItemToken) -> dict[str, str]:
     """The showing's item as the store's writes name it."""
     return token.model_dump(include={"study_id", "query_id", "unit_id", "annotator"})
-
-
-def _own_events() -> set[int]:
-    return st.session_state.setdefault(_OWN_EVENTS_KEY, set())
 
 
 def note_key(token: ItemToken) -> str:
@@ -237,7 +244,7 @@ def _write(*actions: Callable[[], object], failure: str) -> bool:
 
 def _refuse(text: str) -> None:
     """Keep a refused key press to show (several may come at once)."""
-    st.session_state.setdefault(_REFUSED_KEY, []).append((text, time.monotonic()))
+    _desk().refused.append((text, time.monotonic()))
 
 
 def _show_messages() -> None:
@@ -245,11 +252,9 @@ def _show_messages() -> None:
     few seconds (newest last, identical ones counted)."""
     show_flash(_FLASH_KEY)
     show_flash(_NOTICE_KEY)
-    now = time.monotonic()
-    refused = [(text, at) for text, at in st.session_state.get(_REFUSED_KEY, [])
-               if now - at < _REFUSED_SHOWN_S]
-    st.session_state[_REFUSED_KEY] = refused
-    texts = [text for text, _at in refused]
+    desk, now = _desk(), time.monotonic()
+    desk.refused = [(text, at) for text, at in desk.refused if now - at < _REFUSED_SHOWN_S]
+    texts = [text for text, _at in desk.refused]
     if texts:
         say("warning", "\n".join(text + (f" (×{texts.count(text)})" if texts.count(text) > 1
                                          else "") for text in dict.fromkeys(texts)))
@@ -258,14 +263,13 @@ def _show_messages() -> None:
 def _on_presses(order: list[str] | None) -> None:
     """Apply each new key press to the item whose caption was on screen when it was pressed,
     or say why not (see :mod:`app.components.keyboard`)."""
-    tokens = st.session_state.get(_SCREEN_TOKENS_KEY, {})
     for press in new_presses():
-        token = tokens.get(press.screen)
+        token = _desk().tokens.get(press.screen)
         if token is None:
             _refuse(f"Key {press.key.upper()} not saved: the item it was pressed on is no "
                     "longer known to this page (look at the item shown now and press again).")
         elif press.key.isdigit():
-            shown_now = token == _on_screen(token.study_id, token.annotator)
+            shown_now = token == _on_screen(token)
             _write_label(token, int(press.key), order, check_screen=False, advance=shown_now)
         else:
             _pass(token, order, press.key == "j")
@@ -284,9 +288,9 @@ def _write_label(token: ItemToken, gain: int, order: list[str] | None, *,
         return
     if _try_label(token, gain, note=note, check_screen=check_screen) is None:
         return
-    st.session_state.pop(_CONFIRM_KEY, None)
+    _desk().confirm = None
     if advance and order is None:
-        st.session_state[_DECIDE_LAST_KEY] = token.query_id
+        _desk().decide_last = token.query_id
     elif advance:
         walk = _session_walk(token.study_id, token.annotator, token.query_id)
         if token.unit_id in walk.skipped:
@@ -297,7 +301,7 @@ def _write_label(token: ItemToken, gain: int, order: list[str] | None, *,
 def _try_label(token: ItemToken, gain: int, *, note: str, check_screen: bool,
                from_search: bool = False) -> LabelOutcome | None:
     """The checked write and what the page says about it; None when nothing was written."""
-    db, on_screen = get_db(), _on_screen(token.study_id, token.annotator)
+    db, on_screen, desk = get_db(), _on_screen(token), _desk()
     checks = {"on_screen": on_screen, "check_screen": check_screen, "note": note}
     try:
         # a store busy with a long write is retried (bounded) before the label is refused
@@ -309,17 +313,17 @@ def _try_label(token: ItemToken, gain: int, *, note: str, check_screen: bool,
         if from_search:
             flash(_FLASH_KEY, "warning", f"Label not saved: {error}. The hit now shows the "
                                          "newer label; press again to write over it.")
-        elif all(event.event_id in _own_events() for event in error.newer):  # a double press
+        elif all(event.event_id in desk.own_events for event in error.newer):  # double press
             _refuse(f"Key {gain} not saved: you had just labeled {token.unit_id} and the next "
                     "item was not on screen yet (look at the item shown now and press again).")
         else:  # asked under the item
-            st.session_state[_CONFIRM_KEY] = (token, gain, note, error.newer)
+            desk.confirm = (token, gain, note, error.newer)
         return None
     except _write_errors() as error:
         flash(_FLASH_KEY, "error", f"Key {gain} not saved on {token.unit_id} (press the key "
                                    f"again): {error}")
         return None
-    _own_events().add(outcome.event.event_id)
+    desk.own_events.add(outcome.event.event_id)
     flash(_FLASH_KEY, "toast", f"Saved: {token.unit_id} = {gain} ({GRADE_MEANINGS[gain]})")
     _say_what_it_did(token, gain, outcome)
     return outcome
@@ -344,7 +348,7 @@ def _say_what_it_did(token: ItemToken, gain: int, outcome: LabelOutcome) -> None
 def _on_confirm(token: ItemToken, gain: int, note: str, newest: int,
                 order: list[str] | None) -> None:
     """The annotator saw the newer label and still wants theirs: write over it (checked again)."""
-    st.session_state.pop(_CONFIRM_KEY, None)
+    _desk().confirm = None
     confirmed = token.model_copy(update={"seen_event": newest})
     if note:
         st.session_state[note_key(confirmed)] = note
@@ -355,7 +359,7 @@ def _pass(token: ItemToken, order: list[str] | None, cant_judge: bool) -> None:
     """Skip or can't judge the token's item (recorded), then move on."""
     item, unit_id = _item(token), token.unit_id
     try:
-        require_on_screen(token, _on_screen(token.study_id, token.annotator))
+        require_on_screen(token, _on_screen(token))
     except OffScreenError as error:
         _refuse(f"{'Can´t judge' if cant_judge else 'Skip'} not recorded: {error}.")
         return
@@ -375,8 +379,7 @@ def _pass(token: ItemToken, order: list[str] | None, cant_judge: bool) -> None:
     if not _write(*writes, failure="Not recorded (press the key again): "):
         return
     if order is None:  # the to-decide queue: passed items come back when nothing else is left
-        st.session_state.setdefault(_DECIDE_PASSED_KEY, set()).add(
-            (token.study_id, token.query_id, unit_id))
+        _desk().decide_passed.add((token.study_id, token.query_id, unit_id))
     walk = _session_walk(token.study_id, token.annotator, token.query_id)
     passed = walk.cant_judge if cant_judge else walk.skipped
     if unit_id not in passed:
@@ -405,7 +408,7 @@ def _on_undo(study_id: str, query_id: str, annotator: str) -> None:
     if event is None:
         flash(_FLASH_KEY, "info", "Nothing to undo on this query.")
         return
-    _own_events().add(event.event_id)
+    _desk().own_events.add(event.event_id)
     _session_walk(study_id, annotator, query_id).cursor = event.unit_id
     flash(_FLASH_KEY, "toast", f"Undone: your last label on {event.unit_id}")
 
@@ -647,12 +650,12 @@ def _item_area(q: _Query, token: ItemToken, position: str, current: str | None =
 
 def _confirm(token: ItemToken, order: list[str] | None) -> None:
     """Show the label that arrived since the item was shown, and ask before writing over it."""
-    pending = st.session_state.get(_CONFIRM_KEY)
-    if pending is None:
+    desk = _desk()
+    if desk.confirm is None:
         return
-    asked, gain, note, newer = pending
+    asked, gain, note, newer = desk.confirm
     if _item(asked) != _item(token):
-        st.session_state.pop(_CONFIRM_KEY, None)
+        desk.confirm = None
         return
     say("warning",
         f"Not saved yet: since {asked.unit_id} was shown to you, "
@@ -661,8 +664,8 @@ def _confirm(token: ItemToken, order: list[str] | None) -> None:
     with st.container(horizontal=True):
         st.button(f"Save {gain} anyway", key="confirm_overwrite", type="primary",
                   on_click=_on_confirm, args=(asked, gain, note, newer[-1].event_id, order))
-        st.button("Keep the newer label", key="confirm_keep", on_click=st.session_state.pop,
-                  args=(_CONFIRM_KEY, None))
+        st.button("Keep the newer label", key="confirm_keep", on_click=setattr,
+                  args=(desk, "confirm", None))
 
 
 def _said(event: LabelEvent) -> str:
@@ -699,7 +702,7 @@ def _undo_and_browse(sid: str, annotator: str, query_id: str | None = None,
     """Undo (on ``query_id``; in a queue, ``order`` None, on its last label's query) and, in
     the blocking order, Previous and Next."""
     if order is None:
-        query_id = st.session_state.get(_DECIDE_LAST_KEY)
+        query_id = _desk().decide_last
     with st.container(horizontal=True, gap="small"):
         if query_id is not None:
             st.button("Undo", key="undo", shortcut="U",
@@ -864,8 +867,7 @@ def _decide_workspace(handle: Study, target: DecideTarget, annotator: str) -> No
     queries = decide_query_set(handle, target)
     state = shared_result(handle, ("decide", target, queries),
                           lambda: decide_state(handle, target, query_ids=queries))
-    passed = {(q, u) for s, q, u in st.session_state.get(_DECIDE_PASSED_KEY, set())
-              if s == handle.study_id}
+    passed = {(q, u) for s, q, u in _desk().decide_passed if s == handle.study_id}
     item = next_queue_item(handle, state.items, annotator, passed)
     with st.container():  # one slot, so the messages never shift the columns below
         _show_messages()
