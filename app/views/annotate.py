@@ -70,6 +70,7 @@ from evalcore.annotation.item_token import (
 )
 from evalcore.annotation.pool import blind_order
 from evalcore.annotation.progress import (
+    QueryLabels,
     QueryProgress,
     StudyProgress,
     mark_pool_complete,
@@ -90,7 +91,7 @@ from evalcore.live.decide_state import (
 from evalcore.retrieval.search import search_corpus
 from evalcore.store.authorize import allowed
 from evalcore.store.cant_judge import cant_judge_units, record_cant_judge
-from evalcore.store.completeness import claim_withdrawal, completeness_history, reopen
+from evalcore.store.completeness import claim_withdrawal, reopen
 from evalcore.store.corpus import get_document
 from evalcore.store.dialect import database_errors
 from evalcore.store.drafts import MAX_NOTE_CHARS, drafts, save_draft
@@ -551,7 +552,7 @@ def _workspace(handle: Study, query_id: str, query_text: str, annotator: str,
     for run_name, result in results.items():
         st.markdown("**" + escape_markdown(run_name) + "**")
         render_query_result(result)
-    _completeness(handle, query_id, annotator, qp)
+    _completeness(handle, labels, annotator, qp)
     _search(handle, query_id, query_text, annotator, set(order), mine)
 
 
@@ -715,8 +716,9 @@ def _undo_and_browse(sid: str, annotator: str, query_id: str | None = None,
                       args=(sid, query_id, annotator, order, current, delta))
 
 
-def _completeness(handle: Study, query_id: str, annotator: str, qp: QueryProgress) -> None:
-    sid = handle.study_id
+def _completeness(handle: Study, labels: QueryLabels, annotator: str,
+                  qp: QueryProgress) -> None:
+    sid, query_id = handle.study_id, labels.query_id
     st.markdown("##### Relevant set")
     st.caption(
         f"{qp.labeled} of {qp.pooled} pooled items labeled"
@@ -737,7 +739,7 @@ def _completeness(handle: Study, query_id: str, annotator: str, qp: QueryProgres
                   disabled=not may_reopen or not str(st.session_state.get(reason_key, "")).strip(),
                   help=None if may_reopen else "Reopening needs the reviewer role in this study.")
     else:
-        withdrawn = claim_withdrawal(handle, query_id)
+        withdrawn = claim_withdrawal(handle, query_id, labels.history)
         if withdrawn is not None:  # why the claim is gone, as plain text
             say("warning", withdrawn.text(), icon=":material/history:")
         label = "Mark relevant set complete"
@@ -746,7 +748,7 @@ def _completeness(handle: Study, query_id: str, annotator: str, qp: QueryProgres
             label += f" ({what}" + (f" ({qp.conflicts} in conflict)" if qp.conflicts else "") + ")"
         st.button(label, key="mark_complete", disabled=qp.remaining > 0,
                   on_click=_on_mark_complete, args=(sid, query_id, annotator))
-    history = completeness_history(handle, query_id)
+    history = labels.history
     if history:
         with st.expander(f"Completeness history ({len(history)})"):
             for event in history:

@@ -17,8 +17,8 @@ from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.query_order import natural_key
 from evalcore.store.completeness import (
     CompletenessEvent,
+    completeness_history,
     completeness_states,
-    is_complete,
     mark_complete,
 )
 from evalcore.store.marks import StoreMarks, store_marks, study_events, touched_queries
@@ -106,12 +106,17 @@ def _count(
 
 @dataclass(frozen=True)
 class QueryLabels:
-    """One read of a query's labels (its resolved units and completeness claim): what a page
-    run's queue, progress and metrics of the query all derive from."""
+    """One read of a query's labels (its resolved units and completeness events, oldest
+    first): what a page run's queue, progress and metrics of the query all derive from."""
 
     query_id: str
     resolved: dict[str, ResolvedLabel]
-    complete: bool
+    history: list[CompletenessEvent]
+
+    @property
+    def complete(self) -> bool:
+        """Whether the query's relevant set is claimed complete now (its latest event)."""
+        return bool(self.history) and self.history[-1].state == "complete"
 
     def mine(self, annotator: str) -> dict[str, int]:
         """unit -> ``annotator``'s current gain (rule 1: a label not undone)."""
@@ -127,8 +132,9 @@ class QueryLabels:
 
 
 def query_labels(study: Study, query_id: str) -> QueryLabels:
-    """The query's resolved labels and completeness claim, read once."""
-    return QueryLabels(query_id, resolve_query(study, query_id), is_complete(study, query_id))
+    """The query's resolved labels and completeness events, read once."""
+    return QueryLabels(query_id, resolve_query(study, query_id),
+                       completeness_history(study, query_id))
 
 
 def query_progress(study: Study, query_id: str, annotator: str = "") -> QueryProgress:
