@@ -1,11 +1,8 @@
 """Completeness claims: "every relevant unit of this query is in the reference set".
 
-A claim is an append-only event: ``complete`` (the population is declared
-complete) or ``reopened`` (the claim is withdrawn, with why). A query's state
-is its latest event; a query with no event is not complete. Marking a query
-that is already complete, or reopening one that is not, records nothing and
-returns ``None``.
-"""
+A claim is an append-only event: ``complete`` or ``reopened`` (withdrawn, with why). A
+query's state is its latest event (none: not complete). Marking a complete query complete,
+or reopening one that is not, records nothing and returns ``None``."""
 
 from typing import Literal
 

@@ -7,6 +7,8 @@
 * dicts and DataFrames follow the file rules: same ranking, tied pairs, errors.
 """
 
+from types import MappingProxyType
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -278,3 +280,25 @@ def test_integer_keys_that_read_alike_follow_the_file_rules():
     assert plain.label_gain.tolist() == [1, 0, 2] and not plain.duplicate_reference.any()
     run = ranked_from_mapping({1: {"a": 1.0}, "1": {"a": 2.0, 7: 0.5}})
     assert run.rankings() == {"1": ["a", "a", "7"]} and run.may_repeat
+
+
+def test_dict_qrels_are_copied_unless_asked_not_to_and_any_mapping_is_read():
+    inner = {"a": 2, "b": np.int64(1)}
+    qrels = judged_from_mapping({"q1": inner, "q2": MappingProxyType({"c": 3})})
+    inner["a"] = 0
+    assert qrels.gains_of == {"q1": {"a": 2, "b": 1}, "q2": {"c": 3}}
+    assert {type(g) for labels in qrels.gains_of.values() for g in labels.values()} == {int}
+    plain = {"q1": {"a": 1}}
+    assert judged_from_mapping(plain, copy=False).gains_of["q1"] is plain["q1"]
+    assert judged_from_mapping(plain).gains_of["q1"] is not plain["q1"]
+    run = ranked_from_mapping({"q1": MappingProxyType({"a": 1.0, "b": 2.0}), "q2": {}})
+    assert run.rankings() == {"q1": ["b", "a"]}
+
+
+def test_integer_ids_in_an_object_column_are_their_decimal_text():
+    ids = pd.Series([1, 1, 2], dtype=object)
+    qframe = pd.DataFrame({"query_id": ids, "doc_id": ["a", "b", "c"], "relevance": [2, 0, 1]})
+    assert judged_from_mapping(qframe).gains_of == {"1": {"a": 2, "b": 0}, "2": {"c": 1}}
+    frame = pd.DataFrame({"query_id": ids, "doc_id": pd.Series([5, 6, 7], dtype=object)})
+    run = ranked_from_mapping(frame.assign(score=[1.0, 2.0, 0.5]))
+    assert run.rankings() == {"1": ["6", "5"], "2": ["7"]}
