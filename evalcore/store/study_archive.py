@@ -47,12 +47,13 @@ from evalcore.io.study_archive import (
     FORMAT_VERSION,
     MEMBERS,
     Manifest,
-    MemberWriter,
     OpenedArchive,
+    archive_error,
     open_archive,
+    write_member,
     write_zip,
 )
-from evalcore.store import dialect
+from evalcore.store import dialect, document_imports, membership, staging
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import (
     authorize,
@@ -62,37 +63,16 @@ from evalcore.store.authorize import (
 )
 from evalcore.store.corpora import corpus_registered
 from evalcore.store.corpus import upsert_document_rows
-from evalcore.store.document_imports import (
-    begin_import,
-    current,
-    discard_import,
-    publish_import,
-    published,
-)
 from evalcore.store.export_redaction import ExportRedaction, score_column
 from evalcore.store.exports import export_file_mode
 from evalcore.store.hashing import content_hash
 from evalcore.store.members import GRANT_STUDY_ROLE
-from evalcore.store.membership import (
-    in_organisation,
-    join_organisation,
-    organisation_admins,
-    organisation_claimed,
-    organisation_role,
-)
 from evalcore.store.references import reference_hash
 from evalcore.store.removed_queries import removals_in_audit
 from evalcore.store.reports import body_hash
 from evalcore.store.runs import write_run_results
 from evalcore.store.schema import SCHEMA_VERSION
 from evalcore.store.staged_studies import discard_staged_study, forget_created, record_created
-from evalcore.store.staging import (
-    Pacer,
-    discard_staged_run,
-    paced_writes,
-    staging_owner,
-    whole_query_chunks,
-)
 from evalcore.store.studies import StudyIn, study_exists
 from evalcore.store.study_measures import parse_measure_list
 from evalcore.store.study_setup import create_study
@@ -172,14 +152,15 @@ _SELECTS: dict[str, str] = {
 #: The study's history as appended by an import (members, and the tables it derives from them
 #: in :meth:`_Import.append_history`), in an order the tables' rules accept: a reference's
 #: seal after its rows (nothing can be added to a sealed version).
-_HISTORY = ("queries.jsonl", "label_events.jsonl", "completeness_events.jsonl",
-            "reference_versions", "reference_labels.jsonl", "reference_completeness.jsonl",
-            "reference_seals", "protocols.jsonl", "protocol_documents.jsonl",
-            "retrieval_refusals.jsonl", "reports.jsonl", "samples.jsonl", "sample_units.jsonl",
-            "sample_nonresponses.jsonl", "audit.jsonl", "removed_queries")
+_HISTORY = (
+    "queries.jsonl label_events.jsonl completeness_events.jsonl reference_versions "
+    "reference_labels.jsonl reference_completeness.jsonl reference_seals protocols.jsonl "
+    "protocol_documents.jsonl retrieval_refusals.jsonl reports.jsonl samples.jsonl "
+    "sample_units.jsonl sample_nonresponses.jsonl audit.jsonl removed_queries"
+).split()
 
 _USED_DOCUMENTS = (
-    f"{published('d')} AND d.corpus_id = :corpus AND d.doc_id IN ("
+    f"{document_imports.published('d')} AND d.corpus_id = :corpus AND d.doc_id IN ("
     f"SELECT unit_id FROM results WHERE run_id IN ({_LIVE_RUNS}) "
     "UNION SELECT unit_id FROM label_events WHERE study_id = :study "
     "UNION SELECT unit_id FROM reference_labels WHERE study_id = :study "
@@ -217,8 +198,7 @@ def export_study(db: sqlite_utils.Database, study_id: str, out: str | Path, *,
     (:mod:`evalcore.store.export_redaction`); the manifest names the members that
     left something out (``withheld``).
     """
-    started = time.monotonic()
-    out = Path(out)
+    started, out = time.monotonic(), Path(out)
     require_known_study(db, actor, study_id)
     authorize(db, study_id=study_id, actor=actor, permission=Permission.EXPORT_STUDY)
     if out.exists() or out.is_symlink():
@@ -226,54 +206,38 @@ def export_study(db: sqlite_utils.Database, study_id: str, out: str | Path, *,
                                   "overwrites a file)", str(out))
     with tempfile.TemporaryDirectory(prefix="study-export-") as tmp, read_snapshot(db):
         reporter().stage(f"exporting study {study_id}", None, "rows")
-        folder = Path(tmp)
-        entries, withheld, redacted = _write_members(db, study_id, folder, actor)
+        (corpus,) = db.execute("SELECT corpus_id FROM studies WHERE study_id = ?",
+                               [study_id]).fetchone()
+        redaction = ExportRedaction(db, actor, study_id, corpus)
+        readable, params = redaction.readable, redaction.params
+        #: The members whose SELECT the exporter's redaction shapes.
+        selects = _SELECTS | {
+            "documents.jsonl": "SELECT d.doc_id, d.title, d.text, d.owner_org, d.created_at, "
+                               f"d.content_hash FROM documents d WHERE {_USED_DOCUMENTS} "
+                               f"AND {readable.where} ORDER BY d.doc_id",
+            "protocol_documents.jsonl": redaction.protocol_documents_sql,
+            "results.jsonl": _SELECTS["results.jsonl"].replace("{score}", score_column(readable)),
+        }
+        entries = {member: write_member(Path(tmp), member, (
+            redaction.row(member, row) for row in db.execute(selects[member], params)))
+            for member in MEMBERS}
+        used = db.execute(f"SELECT count(*) FROM documents d WHERE {_USED_DOCUMENTS}",
+                          params).fetchone()[0]
+        withheld = used - entries["documents.jsonl"].rows
+        if withheld:
+            redaction.withheld.add("documents.jsonl")
         manifest = Manifest(
             format=FORMAT, format_version=FORMAT_VERSION, schema_version=SCHEMA_VERSION,
             evalcore_version=__version__, study_id=study_id, exported_at=utc_now_iso(),
             exported_by=named_user(actor), documents=DOCUMENTS_POLICY, members=entries,
-            withheld=redacted)
+            withheld=sorted(redaction.withheld))
         with atomic_path(out, mode=export_file_mode(db)) as target:
-            write_zip(folder, manifest, target, signing_key=signing_key)
+            write_zip(Path(tmp), manifest, target, signing_key=signing_key)
     return ArchiveSummary(study_id=study_id, path=str(out), bytes=out.stat().st_size,
                           rows={m: e.rows for m, e in entries.items()},
-                          documents_withheld=withheld, withheld=redacted,
+                          documents_withheld=withheld, withheld=manifest.withheld,
                           signed=signing_key is not None,
                           seconds=round(time.monotonic() - started, 2))
-
-
-def _write_members(db: sqlite_utils.Database, study_id: str, folder: Path,
-                   actor: str | None) -> tuple[dict[str, Any], int, list[str]]:
-    (corpus,) = db.execute("SELECT corpus_id FROM studies WHERE study_id = ?",
-                           [study_id]).fetchone()
-    entries: dict[str, Any] = {}
-    params: dict[str, Any] = {"study": study_id, "corpus": corpus}
-    redaction = ExportRedaction(db, actor, study_id, corpus)
-    readable = redaction.readable
-    #: Member -> its SELECT and parameters, where the exporter's redaction shapes them.
-    redacted = {
-        "documents.jsonl": ("SELECT d.doc_id, d.title, d.text, d.owner_org, d.created_at, "
-                            f"d.content_hash FROM documents d WHERE {_USED_DOCUMENTS} "
-                            f"AND {readable.where} ORDER BY d.doc_id",
-                            {**params, **readable.params}),
-        "protocol_documents.jsonl": (redaction.protocol_documents_sql, redaction.params),
-        "results.jsonl": (_SELECTS["results.jsonl"].replace("{score}", score_column(readable)),
-                          redaction.params),
-    }
-    for member in MEMBERS:
-        writer = MemberWriter(folder, member)
-        try:
-            sql, values = redacted[member] if member in redacted else (_SELECTS[member], params)
-            for row in db.execute(sql, values):
-                writer.write(redaction.row(member, row))
-        finally:
-            entries[member] = writer.close()
-    used = db.execute(f"SELECT count(*) FROM documents d WHERE {_USED_DOCUMENTS}",
-                      params).fetchone()[0]
-    withheld = used - entries["documents.jsonl"].rows
-    if withheld:
-        redaction.withheld.add("documents.jsonl")
-    return entries, withheld, sorted(redaction.withheld)
 
 
 # --- import -----------------------------------------------------------------------------------
@@ -291,12 +255,6 @@ def read_archive(path: str | Path, workdir: Path, *, signing_key: bytes | None =
                            limits=limits)
     _check_consistency(archive)
     return archive
-
-
-def _refuse(archive: OpenedArchive, message: str, hint: str | None = None,
-            member: str | None = None) -> InputErrors:
-    where = archive.name if member is None else f"{archive.name}:{member}"
-    return InputErrors.one(where, message, hint)
 
 
 def _check_consistency(archive: OpenedArchive) -> None:
@@ -386,10 +344,10 @@ def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: st
         if settings.get("measures"):
             parse_measure_list(settings["measures"])
     except (UnknownMeasure, ValueError) as error:
-        raise _refuse(archive, f"the study's measures do not parse: {error}",
+        raise archive_error(archive.name, f"the study's measures do not parse: {error}",
                       "export the study again with this version", member="study.jsonl") from None
     if study_exists(db, target):
-        raise _refuse(archive, f"study {target!r} already exists in this store; nothing was "
+        raise archive_error(archive.name, f"study {target!r} already exists in this store; nothing was "
                                "written", "import it under another id with --as NEW_ID")
     job = _Import(db, archive, study, settings, importer)
     reporter().stage(f"importing study {target}", sum(archive.count(m) for m in MEMBERS), "rows")
@@ -401,7 +359,7 @@ def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: st
     except BaseException as exc:
         job.undo()
         if isinstance(exc, dialect.integrity_errors()):
-            raise _refuse(archive, f"the archive's rows break a rule of the store ({exc}); "
+            raise archive_error(archive.name, f"the archive's rows break a rule of the store ({exc}); "
                                    "nothing was written", "export the study again") from None
         raise
     rows = {m: archive.count(m) for m in MEMBERS}
@@ -428,10 +386,10 @@ _NEW_USER = ("INSERT INTO users (user_id, display_name, created_at) VALUES (?, ?
 def _paced(db: sqlite_utils.Database, rows: Iterable[tuple],
            write: Callable[[list[tuple]], object]) -> None:
     """``write`` each chunk of ``rows`` in paced short transactions (``staging.Pacer``)."""
-    pacer = Pacer(CHUNK_ROWS)
+    pacer = staging.Pacer(CHUNK_ROWS)
     rows = iter(rows)
     chunks = iter(lambda: list(islice(rows, pacer.rows)), [])
-    paced_writes(db, pacer, chunks, write, _advance)
+    staging.paced_writes(db, pacer, chunks, write, _advance)
 
 
 def _advance(rows: int, _: object) -> None:
@@ -484,9 +442,9 @@ class _Import:
 
     def undo(self) -> None:
         for run_id in self.runs:
-            discard_staged_run(self.db, run_id)
+            staging.discard_staged_run(self.db, run_id)
         if self.import_id is not None:
-            discard_import(self.db, self.import_id)
+            document_imports.discard_import(self.db, self.import_id)
         if self.created:
             discard_staged_study(self.db, self.study.study_id)
 
@@ -525,17 +483,17 @@ class _Import:
                        "granted_at) VALUES (?, ?, 'lead', ?, ?)",
                        [s, importer, importer, utc_now_iso()])
             for org in dict.fromkeys([study.org_id, *self.new_orgs]):
-                if org is None or in_organisation(db, importer, org):
+                if org is None or membership.in_organisation(db, importer, org):
                     continue
-                if organisation_claimed(db, org):  # joined only through its admins
+                if membership.organisation_claimed(db, org):  # joined only through its admins
                     require_org_role(org_id=org, user=importer, role=None, study_id=s,
                                      permission=OrgPermission.READ, what="import a study",
-                                     granters=organisation_admins(db, org))
+                                     granters=membership.organisation_admins(db, org))
                 archived = org == study.org_id and _archive_row(
                     archive, "organisation_members.jsonl", importer)
                 grant = archived or {"granted_by": importer, "granted_at": None}
                 # an unclaimed organisation: its first member, the importer, is its owner
-                join_organisation(db, importer, org, grant["granted_by"],
+                membership.join_organisation(db, importer, org, grant["granted_by"],
                                   granted_at=grant["granted_at"])
                 org_rows.append((importer, org))
             if study.org_id is not None:
@@ -547,7 +505,7 @@ class _Import:
                            users=[importer] if new_user else [], memberships=org_rows,
                            corpus=study.corpus_id if new_corpus else None)
             # Invisible from here on (checked above, while it could still be read), until step 3.
-            db.execute("UPDATE studies SET staged_by = ? WHERE study_id = ?", [staging_owner(), s])
+            db.execute("UPDATE studies SET staged_by = ? WHERE study_id = ?", [staging.staging_owner(), s])
 
     def _check_arrivals(self) -> None:
         """The archive's members of the study's organisation are restored into it (step 3):
@@ -557,29 +515,29 @@ class _Import:
         org = study.org_id
         assert org is not None
         listed = {r["user_id"] for r in archive.rows("organisation_members.jsonl")}
-        arrivals = sorted(u for u in listed - {importer} if not in_organisation(db, u, org))
+        arrivals = sorted(u for u in listed - {importer} if not membership.in_organisation(db, u, org))
         if arrivals:
             more = f" and {len(arrivals) - 5} more" if len(arrivals) > 5 else ""
             what = (f"import a study whose archive adds {len(arrivals)} people to it "
                     f"({', '.join(arrivals[:5])}{more})")
-            require_org_role(org_id=org, user=importer, role=organisation_role(db, importer, org),
+            require_org_role(org_id=org, user=importer, role=membership.organisation_role(db, importer, org),
                              permission=OrgPermission.ADD_MEMBERS, what=what,
-                             granters=organisation_admins(db, org), study_id=study.study_id)
+                             granters=membership.organisation_admins(db, org), study_id=study.study_id)
 
     def write_documents(self) -> None:
         """Step 2a: documents new to the corpus; one already there must be the same document."""
         db, archive, study, importer = self.db, self.archive, self.study, self.importer
         corpus = study.corpus_id
-        self.import_id = begin_import(db, corpus)
+        self.import_id = document_imports.begin_import(db, corpus)
 
         sql = ("SELECT doc_id, content_hash FROM documents WHERE corpus_id = ? AND doc_id IN "
-               f"(SELECT value FROM json_each(?)) AND {current()}")
+               f"(SELECT value FROM json_each(?)) AND {document_imports.current()}")
 
         def write(chunk: list[tuple]) -> None:
             existing = dict(db.execute(sql, [corpus, json.dumps([r[1] for r in chunk])]).fetchall())
             changed = sorted(r[1] for r in chunk if r[1] in existing and existing[r[1]] != r[6])
             if changed:
-                raise _refuse(archive, f"{len(changed)} document(s) of corpus {corpus!r} differ "
+                raise archive_error(archive.name, f"{len(changed)} document(s) of corpus {corpus!r} differ "
                                        f"from this store's (first: {changed[:5]}); an import never "
                                        "changes a document other studies use; nothing was written",
                               _RECONCILE, member="documents.jsonl")
@@ -597,14 +555,14 @@ class _Import:
         run_ids: dict[str, int] = {}
         for run in archive.rows("runs.jsonl"):
             with write_transaction(db):  # the importer may create runs: checked in step 1
-                values = [study.study_id, *run.values(), staging_owner()]
+                values = [study.study_id, *run.values(), staging.staging_owner()]
                 run_ids[run["name"]] = int(db.execute(_NEW_RUN, values).lastrowid)
             self.runs.append(run_ids[run["name"]])
-        pacer = Pacer(CHUNK_ROWS)
+        pacer = staging.Pacer(CHUNK_ROWS)
         for name, rows in groupby(archive.rows("results.jsonl"), key=lambda r: r["run"]):
             ranked = ((r["query_id"], r["rank"], r["unit_id"], r["score"]) for r in rows)
             write = partial(write_run_results, db, run_ids[name])
-            paced_writes(db, pacer, whole_query_chunks(ranked, pacer), write, _advance)
+            staging.paced_writes(db, pacer, staging.whole_query_chunks(ranked, pacer), write, _advance)
 
     def append_history(self) -> None:
         """Step 3: the study's history appended to the staged study in short transactions, then
@@ -635,12 +593,12 @@ class _Import:
             db.conn.executemany("UPDATE runs SET staged_by = NULL WHERE run_id = ?",
                                 [(r,) for r in self.runs])
             if self.import_id is not None:
-                publish_import(db, self.import_id)
+                document_imports.publish_import(db, self.import_id)
             manifest = archive.manifest
             detail = {"archive": archive.name, "source_study": manifest.study_id,
                       "exported_at": manifest.exported_at, "exported_by": manifest.exported_by,
                       "rows": {m: e.rows for m, e in manifest.members.items()},
-                      "origin": archive.origin.audit(), "withheld": manifest.withheld}
+                      "origin": archive.origin.model_dump(exclude={"note"}), "withheld": manifest.withheld}
             record_audit(db, actor=importer, action="study.import", study_id=s, detail=detail)
 
     def _restore_members(self) -> None:
