@@ -1,36 +1,29 @@
 """The study archive format: one zip holding a whole study, member by member.
 
-A study archive (``evalcore export study``) is a zip of JSON-lines members, one
-per kind of row (:data:`MEMBERS`: the columns of each, in order), and a
-``manifest.json`` naming the format and its version, the store's schema version,
-the study id, and per member its row count, byte size and sha256. Every row is
-one compact JSON object per line, keys in column order, so the same study
-always gives the same bytes. Store-local numbers (event ids, run ids, report
-ids) are not written: a row's position in its member is its order, and runs
-and reports are named.
+A study archive (``evalcore export study``) is a zip of JSON-lines members, one per kind of
+row (:data:`MEMBERS`: the columns of each, in order), and a ``manifest.json`` naming the
+format and its version, the store's schema version, the study id, and per member its row
+count, byte size and sha256. Every row is one compact JSON object per line, keys in column
+order, so the same study always gives the same bytes. Store-local numbers (event ids, run
+ids, report ids) are not written: a row's position in its member is its order, and runs and
+reports are named.
 
-**Signing.** A study archive carries its own integrity (the member hashes in the
-manifest) but not its origin: anyone can rewrite a member and recompute the
-manifest. When the organisation sets a signing key (a file of at least 32
-secret bytes, readable by its owner only, kept outside the store it protects:
-:func:`load_signing_key`), the archive holds ``signature.json``, an HMAC-SHA256
-of ``manifest.json``'s exact bytes under that key, with the key's id. Reading
-with the key (:func:`open_archive` ``signing_key=``) refuses an archive whose
-signature does not match (tampered after signing, or signed with another key),
-and one without a signature unless ``accept_unsigned``; reading without a key
-reports the origin as unverified (:class:`ArchiveOrigin`), which the import
-records in the audit log.
+**Signing.** Member hashes prove an archive whole, not its origin: anyone can rewrite a
+member and recompute the manifest. With the organisation's signing key (at least 32 secret
+bytes in a file only its owner reads, kept outside the store: :func:`load_signing_key`) the
+archive holds ``signature.json``, an HMAC-SHA256 of ``manifest.json``'s exact bytes with the
+key's id. Reading with the key refuses a signature that does not match, and an unsigned
+archive unless ``accept_unsigned``; reading without one reports the origin as unverified
+(:class:`ArchiveOrigin`), which the import records in the audit log.
 
-Reading an archive (:func:`open_archive`) trusts nothing: the zip is unpacked
-with the bounded extractor of :mod:`evalcore.io.zip_extract` (declared and
-actual sizes, compression ratio, entry count, safe paths); the manifest must
-name this format and a version this reader knows; every member must be there,
-nothing else may be, and each must match its recorded sha256 and row count;
-every row must have exactly its member's columns with values of the right type
-and range, and no longer than one document may be (:func:`max_row_bytes`; a
-longer row stops reading at once). Every problem is an :class:`~evalcore.io.errors.InputErrors` naming
-the archive, the member and the line. No SQL here: the store reads and writes
-the rows (:mod:`evalcore.store.study_archive`).
+Reading (:func:`open_archive`) trusts nothing: the zip is unpacked by the bounded extractor
+of :mod:`evalcore.io.zip_extract` (sizes, compression ratio, entry count, safe paths); the
+manifest must name this format and a version this reader knows; every member must be there,
+nothing else may be, each must match its sha256 and row count; every row must have exactly
+its member's columns with values of the right type and range, and be no longer than one
+document may be (:func:`max_row_bytes`; a longer row stops reading at once). Every problem
+is an :class:`~evalcore.io.errors.InputErrors` naming the archive, the member and the line.
+No SQL here: the store reads and writes the rows (:mod:`evalcore.store.study_archive`).
 """
 
 from __future__ import annotations
@@ -405,9 +398,8 @@ def _origin(name: str, manifest: bytes, signature_path: Path, key: bytes | None,
                         "import the archive its exporter signed, or ask them to export it again")
         note = f"the archive's origin is verified: signed with key {mine}"
     signed = signature is not None
-    signer = None if signature is None else signature.key_id
-    verified = signed and key is not None
-    return ArchiveOrigin(verified=verified, signed=signed, key_id=signer, note=note)
+    return ArchiveOrigin(verified=signed and key is not None, signed=signed,
+                         key_id=signature.key_id if signature else None, note=note)
 
 
 def max_row_bytes(limits: ReadLimits) -> int:
