@@ -340,9 +340,10 @@ def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: st
     settings = next(archive.rows("study.jsonl"))
     study = StudyIn(study_id=target, **{f: settings[f] for f in StudyIn.model_fields
                                         if f != "study_id"})
-    try:  # the study's chosen measures ('' or absent: the default set)
+    try:  # the study's chosen measures ('' or absent: the default set), parsed before writing
         if settings.get("measures"):
-            parse_measure_list(settings["measures"])
+            chosen = parse_measure_list(settings["measures"])
+            settings["measures"] = ",".join(m.canonical for m in chosen)
     except (UnknownMeasure, ValueError) as error:
         raise archive_error(archive.name, f"the study's measures do not parse: {error}",
                       "export the study again with this version", member="study.jsonl") from None
@@ -470,9 +471,9 @@ class _Import:
                     self.new_orgs.append(org)
             create_study(db, study, actor=importer, created_at=settings["created_at"])
             self.created = True
-            if settings.get("measures"):  # parsed before anything was written
-                chosen = ",".join(m.canonical for m in parse_measure_list(settings["measures"]))
-                db.execute("UPDATE studies SET measures = ? WHERE study_id = ?", [chosen, s])
+            if settings.get("measures"):
+                db.execute("UPDATE studies SET measures = ? WHERE study_id = ?",
+                           [settings["measures"], s])
             if new_corpus:
                 db.execute("UPDATE corpora SET owner_org = ?, created_at = ? WHERE corpus_id = ?",
                            [owner, settings["created_at"], study.corpus_id])
