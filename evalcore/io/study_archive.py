@@ -93,14 +93,18 @@ def _column(spec: str) -> Column:
     return Column(name, kind or "str", optional)
 
 
-#: Member file -> its columns, in the order written (:func:`_column`; a line that starts
-#: with spaces goes on with the member above). ``study.jsonl`` has one row. Automatic
-#: judgments (never evidence): each published import numbered from 1 in the order it was
-#: made (``number``: the archive's own key, store ids are not written), and each import's
-#: labels naming it by that number.
+def spec_table(text: str) -> dict[str, str]:
+    """The ``key: value`` lines of ``text`` as a dict; a line that starts with four spaces
+    goes on with the line above."""
+    return dict(line.split(": ", 1) for line in text.replace("\n    ", " ").strip().splitlines())
+
+
+#: Member file -> its columns, in the order written (:func:`_column`). ``study.jsonl`` has
+#: one row. Automatic judgments (never evidence): each published import numbered from 1 in
+#: the order it was made (``number``: the archive's own key, store ids are not written), and
+#: each import's labels naming it by that number.
 MEMBERS: dict[str, tuple[Column, ...]] = {
-    member: tuple(_column(c) for c in columns.split())
-    for member, columns in (line.split(":", 1) for line in """
+    member: tuple(_column(c) for c in columns.split()) for member, columns in spec_table("""
 study.jsonl: name corpus_id retrieval_unit relevance_threshold=1..4 gain=linear|exponential
     org_id? created_at org_name? corpus_owner? measures?
 queries.jsonl: query_id text description narrative
@@ -129,7 +133,7 @@ sample_units.jsonl: sample position=1.. query_id unit_id stratum=0.. draw=1..
 sample_nonresponses.jsonl: sample query_id unit_id kind=skip|cant_judge annotator created_at
 automatic_imports.jsonl: number=1.. source file format imported_by imported_at
 automatic_labels.jsonl: import=1.. query_id unit_id gain=0..4
-""".replace("\n    ", " ").strip().splitlines())
+""").items()
 }
 
 #: Members a format version added (absent from older archives, read as empty).

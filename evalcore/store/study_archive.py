@@ -50,6 +50,7 @@ from evalcore.io.study_archive import (
     OpenedArchive,
     archive_error,
     open_archive,
+    spec_table,
     write_member,
     write_zip,
 )
@@ -83,13 +84,6 @@ CHUNK_ROWS = 2_000
 
 _LIVE_RUNS = "SELECT run_id FROM runs WHERE study_id = :study AND staged_by IS NULL"
 
-#: The study's published automatic imports, numbered from 1 in the order they were made.
-_AUTOMATIC_IMPORTS = (
-    "SELECT import_id, ROW_NUMBER() OVER (ORDER BY import_id) AS number, source, file, format, "
-    "imported_by, imported_at FROM automatic_imports WHERE study_id = :study "
-    "AND staged_by IS NULL"
-)
-
 #: Member -> (the table it holds rows of, their order in the archive): the members whose
 #: columns are their table's (a ``sample`` column is the table's ``name``).
 _TABLES: dict[str, tuple[str, str]] = {
@@ -115,39 +109,42 @@ def _columns(member: str) -> str:
     return ", ".join("name" if c.name == "sample" else c.name for c in MEMBERS[member])
 
 
-#: Member -> the SELECT of its columns (named parameter ``:study``), in archive order
-#: (``documents.jsonl`` and ``protocol_documents.jsonl``: :func:`_write_members`').
+#: The study's published automatic imports, numbered from 1 in the order they were made.
+_IMPORTS = (
+    "SELECT import_id, ROW_NUMBER() OVER (ORDER BY import_id) AS number, source, file, format, "
+    "imported_by, imported_at FROM automatic_imports WHERE study_id = :study AND staged_by IS NULL"
+)
+
+#: Member -> the SELECT of its rows in archive order (named parameter ``:study``): from its
+#: table for a member of :data:`_TABLES`, else as below (``{score}``: the score column, by the
+#: exporter's redaction; ``{imports}``: :data:`_IMPORTS`).
 _SELECTS: dict[str, str] = {
     member: f"SELECT {_columns(member)} FROM {table} WHERE study_id = :study ORDER BY {order}"
     for member, (table, order) in _TABLES.items()
-} | {
-    "study.jsonl": "SELECT s.name, s.corpus_id, s.retrieval_unit, s.relevance_threshold, s.gain, "
-                   "s.org_id, s.created_at, o.name, c.owner_org, s.measures FROM studies s "
-                   "LEFT JOIN organisations o ON o.org_id = s.org_id "
-                   "LEFT JOIN corpora c ON c.corpus_id = s.corpus_id WHERE s.study_id = :study",
-    "runs.jsonl": "SELECT name, source, protocol_json, corpus_fingerprint, k, scan_complete, "
-                  "created_at FROM runs WHERE study_id = :study AND staged_by IS NULL "
-                  "ORDER BY run_id",
-    "results.jsonl": "SELECT r.name, x.query_id, x.rank, x.unit_id, {score} FROM results x "
-                     "JOIN runs r ON r.run_id = x.run_id WHERE r.study_id = :study "
-                     "AND r.staged_by IS NULL ORDER BY r.run_id, x.query_id, x.rank",
-    "references.jsonl": "SELECT v.name, v.created_at, v.created_by, v.content_hash, s.sealed_at "
-                        "FROM reference_versions v LEFT JOIN reference_seals s ON "
-                        "s.study_id = v.study_id AND s.name = v.name WHERE v.study_id = :study "
-                        "ORDER BY v.created_at, v.name",
-    "users.jsonl": "SELECT u.user_id, u.display_name, u.created_at FROM users u WHERE u.user_id "
-                   "IN (SELECT user_id FROM study_members WHERE study_id = :study) "
-                   "ORDER BY u.user_id",
-    "organisation_members.jsonl": "SELECT o.user_id, o.granted_by, o.granted_at, o.role FROM "
-                                  "user_organisations o JOIN studies s ON s.org_id = o.org_id "
-                                  "WHERE s.study_id = :study AND o.user_id IN (SELECT user_id "
-                                  "FROM study_members WHERE study_id = :study) ORDER BY o.user_id",
-    "automatic_imports.jsonl": f"SELECT number, source, file, format, imported_by, imported_at "
-                               f"FROM ({_AUTOMATIC_IMPORTS}) ORDER BY number",
-    "automatic_labels.jsonl": f"SELECT n.number, l.query_id, l.unit_id, l.gain FROM "
-                              f"automatic_labels l JOIN ({_AUTOMATIC_IMPORTS}) n ON "
-                              "n.import_id = l.import_id ORDER BY n.number, l.query_id, l.unit_id",
-}
+} | {member: sql.replace("{imports}", _IMPORTS) for member, sql in spec_table("""
+study.jsonl: SELECT s.name, s.corpus_id, s.retrieval_unit, s.relevance_threshold, s.gain, s.org_id,
+    s.created_at, o.name, c.owner_org, s.measures FROM studies s LEFT JOIN organisations o
+    ON o.org_id = s.org_id LEFT JOIN corpora c ON c.corpus_id = s.corpus_id
+    WHERE s.study_id = :study
+runs.jsonl: SELECT name, source, protocol_json, corpus_fingerprint, k, scan_complete, created_at
+    FROM runs WHERE study_id = :study AND staged_by IS NULL ORDER BY run_id
+results.jsonl: SELECT r.name, x.query_id, x.rank, x.unit_id, {score} FROM results x
+    JOIN runs r ON r.run_id = x.run_id WHERE r.study_id = :study AND r.staged_by IS NULL
+    ORDER BY r.run_id, x.query_id, x.rank
+references.jsonl: SELECT v.name, v.created_at, v.created_by, v.content_hash, s.sealed_at
+    FROM reference_versions v LEFT JOIN reference_seals s ON s.study_id = v.study_id
+    AND s.name = v.name WHERE v.study_id = :study ORDER BY v.created_at, v.name
+users.jsonl: SELECT u.user_id, u.display_name, u.created_at FROM users u WHERE u.user_id
+    IN (SELECT user_id FROM study_members WHERE study_id = :study) ORDER BY u.user_id
+organisation_members.jsonl: SELECT o.user_id, o.granted_by, o.granted_at, o.role
+    FROM user_organisations o JOIN studies s ON s.org_id = o.org_id WHERE s.study_id = :study
+    AND o.user_id IN (SELECT user_id FROM study_members WHERE study_id = :study)
+    ORDER BY o.user_id
+automatic_imports.jsonl: SELECT number, source, file, format, imported_by, imported_at
+    FROM ({imports}) ORDER BY number
+automatic_labels.jsonl: SELECT n.number, l.query_id, l.unit_id, l.gain FROM automatic_labels l
+    JOIN ({imports}) n ON n.import_id = l.import_id ORDER BY n.number, l.query_id, l.unit_id
+""").items()}
 
 #: The study's history as appended by an import (members, and the tables it derives from them
 #: in :meth:`_Import.append_history`), in an order the tables' rules accept: a reference's
