@@ -254,6 +254,9 @@ def read_archive(path: str | Path, workdir: Path, *, signing_key: bytes | None =
     return archive
 
 
+_ALTERED = "(altered after export)"
+
+
 def _check_consistency(archive: OpenedArchive) -> None:
     """What the members must agree on: hashes recomputed, names that refer to each other."""
     problems: list[InputError] = []
@@ -286,8 +289,8 @@ def _check_consistency(archive: OpenedArchive) -> None:
             problem("documents.jsonl", n, f"document {doc!r} appears twice")
         docs.add(doc)
         if content_hash(row["title"], row["text"]) != row["content_hash"]:
-            problem("documents.jsonl", n, f"document {doc!r}: its title and text do not hash to "
-                                          "its content_hash (altered after export)")
+            what = f"document {doc!r}: its title and text do not hash to its content_hash"
+            problem("documents.jsonl", n, f"{what} {_ALTERED}")
     runs = unique("runs.jsonl", "name")
     unknown("results.jsonl", "run", runs, "result of run {!r}, which runs.jsonl lacks")
     versions = {r["name"]: r["content_hash"] for r in archive.rows("references.jsonl")}
@@ -304,8 +307,8 @@ def _check_consistency(archive: OpenedArchive) -> None:
                 complete[version][row["query_id"]] = bool(row["population_complete"])
     for version, digest in versions.items():
         if reference_hash(labels[version], complete[version]) != digest:
-            problem("references.jsonl", 0, f"reference {version!r}: its rows do not hash to its "
-                                           f"content hash {digest} (altered after export)")
+            what = f"reference {version!r}: its rows do not hash to its content hash {digest}"
+            problem("references.jsonl", 0, f"{what} {_ALTERED}")
     samples = unique("samples.jsonl", "name")
     for member in ("sample_units.jsonl", "sample_nonresponses.jsonl"):
         unknown(member, "sample", samples, "row of sample {!r}, which samples.jsonl lacks")
@@ -318,8 +321,8 @@ def _check_consistency(archive: OpenedArchive) -> None:
     unique("reports.jsonl", "name")
     for n, row in enumerate(archive.rows("reports.jsonl"), 1):
         if body_hash(row["body_json"]) != row["content_hash"]:
-            problem("reports.jsonl", n, f"report {row['name']!r}: its body does not hash to its "
-                                        "content hash (altered after export)")
+            what = f"report {row['name']!r}: its body does not hash to its content hash"
+            problem("reports.jsonl", n, f"{what} {_ALTERED}")
     unique("members.jsonl", "user_id")
     if problems:
         raise InputErrors(problems)
