@@ -307,10 +307,6 @@ class OpenedArchive:
             for line in stream:
                 yield {**json.loads(line), **added} if added else json.loads(line)
 
-    def count(self, member: str) -> int:
-        entry = self.manifest.members.get(member)
-        return 0 if entry is None else entry.rows
-
 
 def archive_error(name: str, message: str, hint: str | None = None, member: str | None = None,
                   line: int | None = None) -> InputErrors:

@@ -169,15 +169,13 @@ class ArchiveSummary(BaseModel):
     """What an export wrote or an import restored."""
 
     study_id: str
-    path: str
     bytes: int = 0
     rows: dict[str, int]
     documents_withheld: int = 0
     #: Members from which the export left out what the exporter may not read.
     withheld: list[str] = []
-    #: Export: signed with a key. Import: what is known of the archive's origin.
+    #: Export: signed with a key (an import's archive tells its origin: ``OpenedArchive.origin``).
     signed: bool = False
-    origin: str = ""
     seconds: float = 0.0
 
 
@@ -230,7 +228,7 @@ def export_study(db: sqlite_utils.Database, study_id: str, out: str | Path, *,
             withheld=sorted(redaction.withheld))
         with atomic_path(out, mode=export_file_mode(db)) as target:
             write_zip(Path(tmp), manifest, target, signing_key=signing_key)
-    return ArchiveSummary(study_id=study_id, path=str(out), bytes=out.stat().st_size,
+    return ArchiveSummary(study_id=study_id, bytes=out.stat().st_size,
                           rows={m: e.rows for m, e in entries.items()},
                           documents_withheld=withheld, withheld=manifest.withheld,
                           signed=signing_key is not None,
@@ -351,7 +349,9 @@ def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: st
         raise archive_error(archive.name, f"study {target!r} already exists in this store; nothing was "
                                "written", "import it under another id with --as NEW_ID")
     job = _Import(db, archive, study, settings, importer)
-    reporter().stage(f"importing study {target}", sum(archive.count(m) for m in MEMBERS), "rows")
+    listed = archive.manifest.members  # a member an older format lacks: no rows
+    rows = {m: listed[m].rows if m in listed else 0 for m in MEMBERS}
+    reporter().stage(f"importing study {target}", sum(rows.values()), "rows")
     try:
         job.create()
         job.write_documents()
@@ -363,11 +363,9 @@ def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: st
             raise archive_error(archive.name, f"the archive's rows break a rule of the store ({exc}); "
                                    "nothing was written", "export the study again") from None
         raise
-    rows = {m: archive.count(m) for m in MEMBERS}
-    return ArchiveSummary(study_id=target, path=archive.name, rows=rows,
-                          withheld=archive.manifest.withheld, signed=archive.origin.signed,
-                          origin=archive.origin.note,
-                          seconds=round(time.monotonic() - started, 2))
+    seconds = round(time.monotonic() - started, 2)
+    return ArchiveSummary(study_id=target, rows=rows, withheld=archive.manifest.withheld,
+                          seconds=seconds)
 
 
 def _archive_row(archive: OpenedArchive, member: str, user: str) -> dict | None:
