@@ -308,13 +308,6 @@ class OpenedArchive:
                 yield {**json.loads(line), **added} if added else json.loads(line)
 
 
-def archive_error(name: str, message: str, hint: str | None = None, member: str | None = None,
-                  line: int | None = None) -> InputErrors:
-    """A refusal of the archive ``name`` (at ``member``'s ``line`` when given)."""
-    where = name if member is None else f"{name}:{member}"
-    return InputErrors.one(where, message, hint, line=line)
-
-
 _NOT_AN_ARCHIVE = "give a file written by `evalcore export study`"
 _REEXPORT = "export the study again with `evalcore export study` and import that archive"
 
@@ -333,7 +326,7 @@ def open_archive(path: Path, workdir: Path, *, known_schema: int,
     extract_zip(path, name, workdir, max_unzipped=limits.max_unpacked_bytes, hint=hint)
     manifest_path = workdir / MANIFEST
     if not manifest_path.is_file():
-        raise archive_error(name, f"no {MANIFEST} in the archive: not a study archive", _NOT_AN_ARCHIVE)
+        raise InputErrors.one(name, f"no {MANIFEST} in the archive: not a study archive", _NOT_AN_ARCHIVE)
     manifest = _manifest(name, manifest_path, known_schema)
     signed = manifest_path.read_bytes(), workdir / SIGNATURE
     origin = _origin(name, *signed, signing_key, accept_unsigned)
@@ -369,9 +362,9 @@ def _origin(name: str, manifest: bytes, signature_path: Path, key: bytes | None,
         try:
             signature = ArchiveSignature.model_validate_json(signature_path.read_bytes())
         except (ValidationError, ValueError):
-            raise archive_error(name, f"{SIGNATURE} is malformed", _REEXPORT) from None
+            raise InputErrors.one(name, f"{SIGNATURE} is malformed", _REEXPORT) from None
         if signature.algorithm != "HMAC-SHA256":
-            raise archive_error(name, f"{SIGNATURE} names algorithm {signature.algorithm[:80]!r}; this "
+            raise InputErrors.one(name, f"{SIGNATURE} names algorithm {signature.algorithm[:80]!r}; this "
                               "evalcore verifies HMAC-SHA256 only", _REEXPORT)
     if key is None:
         state = f"signed with key {signature.key_id}, but " if signature else "not signed, and "
@@ -380,7 +373,7 @@ def _origin(name: str, manifest: bytes, signature_path: Path, key: bytes | None,
                 "RELEVANCE_LEDGER_ARCHIVE_KEY_FILE) to verify archives")
     elif signature is None:
         if not accept_unsigned:
-            raise archive_error(name, f"the archive is not signed, and a signing key (id {key_id(key)}) "
+            raise InputErrors.one(name, f"the archive is not signed, and a signing key (id {key_id(key)}) "
                               f"is configured: {_UNVERIFIED}; nothing was written",
                         "ask its exporter for an archive signed with your organisation's key, "
                         "or import it with --accept-unsigned to take it as unverified (recorded "
@@ -389,11 +382,11 @@ def _origin(name: str, manifest: bytes, signature_path: Path, key: bytes | None,
     else:
         mine = key_id(key)
         if signature.key_id != mine:
-            raise archive_error(name, f"the archive is signed with key {signature.key_id[:16]}, not with "
+            raise InputErrors.one(name, f"the archive is signed with key {signature.key_id[:16]}, not with "
                               f"the configured key {mine}: it cannot be verified; nothing was "
                               "written", "give the key it was signed with (--signing-key FILE)")
         if not hmac.compare_digest(_hmac(key, manifest), signature.manifest_hmac):
-            raise archive_error(name, "the archive's signature does not match its manifest: it was "
+            raise InputErrors.one(name, "the archive's signature does not match its manifest: it was "
                               "altered after it was signed; nothing was written",
                         "import the archive its exporter signed, or ask them to export it again")
         note = f"the archive's origin is verified: signed with key {mine}"
@@ -412,23 +405,23 @@ def _manifest(name: str, path: Path, known_schema: int) -> Manifest:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise archive_error(name, f"{MANIFEST} is not valid JSON: {exc}", _REEXPORT) from None
+        raise InputErrors.one(name, f"{MANIFEST} is not valid JSON: {exc}", _REEXPORT) from None
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         message = f"{MANIFEST} does not name the format {FORMAT!r}: not a study archive"
-        raise archive_error(name, message, _NOT_AN_ARCHIVE)
+        raise InputErrors.one(name, message, _NOT_AN_ARCHIVE)
     version = raw.get("format_version")
     if version not in READABLE_VERSIONS or isinstance(version, bool):
-        raise archive_error(name, f"archive format version {version!r}"[:120] + " is not one this "
+        raise InputErrors.one(name, f"archive format version {version!r}"[:120] + " is not one this "
                           f"evalcore reads (it reads version "
                           f"{', '.join(map(str, READABLE_VERSIONS))})",
                     "import it with the evalcore version that wrote it, or upgrade")
     try:
         manifest = Manifest.model_validate(raw)
     except ValidationError as exc:
-        raise archive_error(name, f"{MANIFEST} is malformed: {exc.errors()[0]['msg']} at "
+        raise InputErrors.one(name, f"{MANIFEST} is malformed: {exc.errors()[0]['msg']} at "
                           f"{'.'.join(str(p) for p in exc.errors()[0]['loc'])}", _REEXPORT) from None
     if manifest.schema_version > known_schema:
-        raise archive_error(name, f"the archive was written by a store at schema version "
+        raise InputErrors.one(name, f"the archive was written by a store at schema version "
                           f"{manifest.schema_version}, newer than this evalcore's {known_schema}",
                     "upgrade relevance-ledger to import it")
     return manifest
@@ -441,18 +434,17 @@ def _check_member(name: str, folder: Path, member: str, manifest: Manifest,
     entry, columns = manifest.members[member], member_columns(member, manifest.format_version)
     digest, size = _sha256(path), path.stat().st_size
     if digest != entry.sha256 or size != entry.bytes:
-        raise archive_error(name, f"sha256 {digest[:16]}... ({size:,} bytes) does not match the "
+        raise InputErrors.one(where, f"sha256 {digest[:16]}... ({size:,} bytes) does not match the "
                                   f"manifest's {entry.sha256[:16]}... ({entry.bytes:,} bytes): "
-                                  "the member was altered or damaged after export", _REEXPORT,
-                            member=member)
+                                  "the member was altered or damaged after export", _REEXPORT)
     log, rows = ErrorLog(where), 0
     with path.open("rb") as stream:
         for rows, raw in enumerate(iter(partial(stream.readline, max_row + 1), b""), 1):
             if len(raw) > max_row:
-                raise archive_error(name, f"a row longer than {max_row:,} bytes: larger than one "
+                raise InputErrors.one(where, f"a row longer than {max_row:,} bytes: larger than one "
                                           "document may be; reading stopped here",
                                     f"raise the bound with {DOCUMENT_OPTION} if the archive is "
-                                    "genuine", member=member, line=rows)
+                                    "genuine", line=rows)
             if not rows % 10_000:
                 reporter().advance(10_000)
             try:

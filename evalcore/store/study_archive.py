@@ -48,7 +48,6 @@ from evalcore.io.study_archive import (
     MEMBERS,
     Manifest,
     OpenedArchive,
-    archive_error,
     open_archive,
     spec_table,
     write_member,
@@ -343,10 +342,10 @@ def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: st
             chosen = parse_measure_list(settings["measures"])
             settings["measures"] = ",".join(m.canonical for m in chosen)
     except (UnknownMeasure, ValueError) as error:
-        raise archive_error(archive.name, f"the study's measures do not parse: {error}",
-                      "export the study again with this version", member="study.jsonl") from None
+        raise InputErrors.one(f"{archive.name}:study.jsonl", f"the study's measures do not parse: {error}",
+                      "export the study again with this version") from None
     if study_exists(db, target):
-        raise archive_error(archive.name, f"study {target!r} already exists in this store; nothing was "
+        raise InputErrors.one(archive.name, f"study {target!r} already exists in this store; nothing was "
                                "written", "import it under another id with --as NEW_ID")
     job = _Import(db, archive, study, settings, importer)
     listed = archive.manifest.members  # a member an older format lacks: no rows
@@ -360,7 +359,7 @@ def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: st
     except BaseException as exc:
         job.undo()
         if isinstance(exc, dialect.integrity_errors()):
-            raise archive_error(archive.name, f"the archive's rows break a rule of the store ({exc}); "
+            raise InputErrors.one(archive.name, f"the archive's rows break a rule of the store ({exc}); "
                                    "nothing was written", "export the study again") from None
         raise
     seconds = round(time.monotonic() - started, 2)
@@ -536,10 +535,10 @@ class _Import:
             existing = dict(db.execute(sql, [corpus, json.dumps([r[1] for r in chunk])]).fetchall())
             changed = sorted(r[1] for r in chunk if r[1] in existing and existing[r[1]] != r[6])
             if changed:
-                raise archive_error(archive.name, f"{len(changed)} document(s) of corpus {corpus!r} differ "
+                raise InputErrors.one(f"{archive.name}:documents.jsonl", f"{len(changed)} document(s) of corpus {corpus!r} differ "
                                        f"from this store's (first: {changed[:5]}); an import never "
                                        "changes a document other studies use; nothing was written",
-                              _RECONCILE, member="documents.jsonl")
+                              _RECONCILE)
             new = [r for r in chunk if r[1] not in existing]
             if new:
                 owner_orgs = {r[4] for r in new}
