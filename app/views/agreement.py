@@ -6,6 +6,7 @@ text, never HTML or markdown), every annotator's gain, note and time; no gain is
 ``?study=S&query=Q&unit=U`` shows that conflict first, or what became of it.
 """
 
+from collections import Counter
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -37,6 +38,7 @@ FILTER_PARAM, FILTER_KEY = "conflicts_of", "rl_agree_conflicts_of"
 PAGE_PARAM, PAGE_KEY = "page", "rl_agree_page"
 
 _FLASH = "_rl_agree_flash"
+_NAME_PROMPT = "Enter your name to adjudicate (it is recorded with the decision)."
 
 
 def _coefficient(result: AgreementResult) -> str:
@@ -107,9 +109,8 @@ def _context(handle: Study, ctx: ConflictContext) -> None:
         note = f"note: {j.note}" if j.note else "no note"
         st.markdown("- " + escape_markdown(said) + "  \n  " + escape_markdown(note))
     for source, gain in ctx.automatic.items():
-        st.markdown("- " + escape_markdown(
-            f"automatic ({source}) said {gain} ({GRADE_MEANINGS.get(gain, '')}): "
-            "a helper, not a judgement"))
+        said = f"automatic ({source}) said {gain} ({GRADE_MEANINGS.get(gain, '')})"
+        st.markdown("- " + escape_markdown(f"{said}: a helper, not a judgement"))
 
 
 def _conflict_card(handle: Study, ctx: ConflictContext, reviewer: str, *, linked: bool) -> None:
@@ -135,19 +136,16 @@ def _focused(handle: Study, ctx: ConflictContext, reviewer: str) -> None:
         if ctx.in_conflict:
             st.markdown("##### The conflict this address names")
             if not reviewer:
-                annotator_prompt("Enter your name to adjudicate (it is recorded with the "
-                                 "decision).")
+                annotator_prompt(_NAME_PROMPT)
             _conflict_card(handle, ctx, reviewer, linked=False)
             return
+        said = "nobody has a current label on it"
         if ctx.state == "adjudicated":
-            said = f"adjudicated by {ctx.reviewer}: gain {ctx.adjudicated_gain}" + (
-                f" (note: {ctx.reviewer_note})" if ctx.reviewer_note else "")
+            note = f" (note: {ctx.reviewer_note})" if ctx.reviewer_note else ""
+            said = f"adjudicated by {ctx.reviewer}: gain {ctx.adjudicated_gain}{note}"
         elif ctx.state == "labeled":
             said = "its annotators agree"
-        else:
-            said = "nobody has a current label on it"
-        say("info", f"{ctx.unit_id} on query {ctx.query_id} is not in conflict: "
-                    f"{said}.")
+        say("info", f"{ctx.unit_id} on query {ctx.query_id} is not in conflict: {said}.")
         if ctx.state is not None:
             _context(handle, ctx)
 
@@ -157,35 +155,39 @@ def _conflict_page(listed: list[tuple[str, str]]) -> list[tuple[str, str]]:
     queries = sorted({q for q, _ in listed}, key=natural_key)
     restore_choice(PAGE, FILTER_PARAM, FILTER_KEY, [ALL_QUERIES, *queries], what="query")
     left, right = st.columns(2)
-    chosen = left.selectbox(
-        "Conflicts of", [ALL_QUERIES, *queries], key=FILTER_KEY,
-        format_func=lambda q: q if q == ALL_QUERIES else
-        f"query {q} ({sum(1 for x, _ in listed if x == q)})", persist_state="session")
+    counts = Counter(q for q, _ in listed)
+
+    def conflicts_of(q: str) -> str:
+        return q if q == ALL_QUERIES else f"query {q} ({counts[q]})"
+
+    chosen = left.selectbox("Conflicts of", [ALL_QUERIES, *queries], key=FILTER_KEY,
+                            format_func=conflicts_of, persist_state="session")
     rows = listed if chosen == ALL_QUERIES else [c for c in listed if c[0] == chosen]
     pages = [str(n) for n in range(1, (len(rows) - 1) // CONFLICTS_PER_PAGE + 2)]
     restore_choice(PAGE, PAGE_PARAM, PAGE_KEY, pages, what="page")
-    number = right.selectbox(
-        "Page", pages, key=PAGE_KEY,
-        format_func=lambda n: f"{n} of {len(pages)} (conflicts "
-        f"{(int(n) - 1) * CONFLICTS_PER_PAGE + 1}–{min(int(n) * CONFLICTS_PER_PAGE, len(rows))}"
-        f" of {len(rows)})", persist_state="session")
-    write_address(PAGE, {FILTER_PARAM: None if chosen == ALL_QUERIES else chosen,
-                         PAGE_PARAM: None if number == "1" else number})
+
+    def page_of(n: str) -> str:
+        first = (int(n) - 1) * CONFLICTS_PER_PAGE + 1
+        last = min(int(n) * CONFLICTS_PER_PAGE, len(rows))
+        return f"{n} of {len(pages)} (conflicts {first}–{last} of {len(rows)})"
+
+    number = right.selectbox("Page", pages, key=PAGE_KEY, format_func=page_of,
+                             persist_state="session")
+    shown = {FILTER_PARAM: None if chosen == ALL_QUERIES else chosen}
+    write_address(PAGE, {**shown, PAGE_PARAM: None if number == "1" else number})
     start = (int(number) - 1) * CONFLICTS_PER_PAGE
     return rows[start:start + CONFLICTS_PER_PAGE]
 
 
-def _show_confusion(confusion: list[list[int]], colors: str, rows: str, columns: str,
-                    key: str) -> None:
+def _show_confusion(confusion: list[list[int]], colors: str, rows: str, columns: str, key: str):
     """A confusion matrix over the gains: ``rows`` (who is read down) against ``columns``."""
     labels = [str(g) for g in GAIN_CATEGORIES]
     hover = f"{rows}: %{{y}}, {columns}: %{{x}}: %{{z}} units<extra></extra>"
-    heatmap = go.Heatmap(z=confusion, x=labels, y=labels, colorscale=colors, text=confusion,
-                         texttemplate="%{text}", hovertemplate=hover)
-    fig = go.Figure(heatmap)
+    cells = {"z": confusion, "text": confusion, "texttemplate": "%{text}", "hovertemplate": hover}
+    fig = go.Figure(go.Heatmap(x=labels, y=labels, colorscale=colors, **cells))
     yaxis = {"title": rows, "type": "category", "autorange": "reversed"}
-    fig.update_layout(height=380, margin={"t": 30}, yaxis=yaxis,
-                      xaxis={"title": columns, "type": "category"})
+    xaxis = {"title": columns, "type": "category"}
+    fig.update_layout(height=380, margin={"t": 30}, yaxis=yaxis, xaxis=xaxis)
     st.plotly_chart(fig, key=key)
 
 
@@ -288,7 +290,7 @@ elif listed:
                "adjudicates. Largest disagreement first. Each one has its own address "
                "(study, query and unit): open it to share or bookmark it.")
     if not reviewer and focus is None:
-        annotator_prompt("Enter your name to adjudicate (it is recorded with the decision).")
+        annotator_prompt(_NAME_PROMPT)
     shown = _conflict_page(listed)
     for context in conflict_contexts(handle, shown):
         with st.container(border=True):

@@ -15,6 +15,7 @@ from the background, the results table on a switch.
 section, never in the verdict table.
 """
 
+from functools import partial
 from typing import NamedTuple
 
 import pandas as pd
@@ -50,7 +51,7 @@ from evalcore.analysis.bottom_line import (
 )
 from evalcore.analysis.bottom_line import signed as signed_text
 from evalcore.analysis.comparability import NotVerified, RunTerms, Verdict, comparability
-from evalcore.analysis.compare import compare_runs
+from evalcore.analysis.compare import RunComparison, compare_runs
 from evalcore.analysis.decision import EvaluatedPair, stored_pair
 from evalcore.analysis.pair_comparison import (
     MeasureVerdict,
@@ -89,6 +90,8 @@ _PENDING_SHOWN = "_rl_compare_pending_shown"
 SAMPLE_CHOICE = "rl_compare_sample"
 NO_PREDICTOR = "(none)"
 _DRAW_MESSAGE = "_rl_compare_draw_message"
+#: The table's significance marks: each run against the baseline, or every pair.
+MODES = {"baseline": "each run vs the baseline", "pairwise": "every pair (the earlier run as baseline)"}
 
 
 def _default_measures(handle: Study, depth: int) -> list[str]:
@@ -150,6 +153,14 @@ class _Pair(NamedTuple):
     reference: str | None
     queries: tuple[str, ...] | None
 
+    def whole_key(self) -> tuple:
+        """The shared-result key of the whole comparison (queues and compat included)."""
+        return ("compare_pair", *self, QUEUE_SHOWN)
+
+    def whole(self, handle: Study) -> PairComparison:
+        """The whole comparison (verdicts, queues, paired tests, compatibility numbers)."""
+        return compare_pair(handle, *self[:4], queue_limit=QUEUE_SHOWN, query_ids=self.queries)
+
 
 class _Choice(NamedTuple):
     """What the page compares: the baseline, the candidates, the measures, the reference
@@ -170,42 +181,20 @@ def _pair_comparison(handle: Study, pair: _Pair, *, large: bool) -> PairComparis
     per store state and choice and shared by every session. On a ``large`` study, until
     the whole comparison is computed (started in the background), the verdicts and paired
     tests alone (queues None, no compatibility numbers)."""
-    key = _whole_key(pair)
+    key = pair.whole_key()
     if not large:
-        return shared_result(handle, key, lambda: _whole(handle, pair))
+        return shared_result(handle, key, lambda: pair.whole(handle))
     whole = ready_result(handle, key)
     if whole is not None:
         return whole
-    evaluated = _evaluated_pair(handle, pair)
-    return shared_result(handle, key + ("verdicts only",), lambda: (
-        compare_evaluated_pair(evaluated, pair.reference, verdicts_only=True)))
-
-
-def _evaluated_pair(handle: Study, pair: _Pair) -> EvaluatedPair:
-    """Both runs read and evaluated once per store state and choice (shared by sessions):
-    a large study's verdicts and, later, its queues and compatibility numbers read it. One
-    per study is kept (it holds both runs' columns), the last chosen."""
-    run_a, run_b, measures, reference, queries = pair
-    return shared_result(
-        handle, _evaluated_key(pair),
-        lambda: stored_pair(handle, run_a, run_b, measures, reference, query_ids=queries),
-        alone=True)
-
-
-def _evaluated_key(pair: _Pair) -> tuple:
-    return ("evaluated_pair", *pair)
-
-
-def _whole_key(pair: _Pair) -> tuple:
-    """The shared-result key of the whole comparison (queues and compat included)."""
-    return ("compare_pair", *pair, QUEUE_SHOWN)
-
-
-def _whole(handle: Study, pair: _Pair) -> PairComparison:
-    """The whole comparison of the pair (verdicts, queues, paired tests, compat numbers)."""
-    run_a, run_b, measures, reference, queries = pair
-    return compare_pair(handle, run_a, run_b, measures, reference, queue_limit=QUEUE_SHOWN,
-                        query_ids=queries)
+    # Both runs read and evaluated once per store state and choice (shared by sessions): the
+    # verdicts and, later, the queues and compatibility numbers read it. One per study is
+    # kept (it holds both runs' columns), the last chosen.
+    evaluated: EvaluatedPair = shared_result(
+        handle, ("evaluated_pair", *pair),
+        lambda: stored_pair(handle, *pair[:4], query_ids=pair.queries), alone=True)
+    verdicts = partial(compare_evaluated_pair, evaluated, pair.reference, verdicts_only=True)
+    return shared_result(handle, (*key, "verdicts only"), verdicts)
 
 
 @st.fragment(run_every=PENDING_POLL_SECONDS)
@@ -215,19 +204,19 @@ def _pending_parts(study_id: str, pair: _Pair) -> None:
     fragment's next run, once the page's first render is sent, from the pair and verdicts
     already computed."""
     handle = open_study(get_db(), study_id, reader())
-    key = _whole_key(pair)
+    key = pair.whole_key()
     if ready_result(handle, key) is not None:
         st.rerun()
     shown = st.session_state.setdefault(_PENDING_SHOWN, set())
     if key in shown:
-        evaluated = ready_result(handle, _evaluated_key(pair), alone=True)
-        verdicts = ready_result(handle, key + ("verdicts only",))
+        evaluated = ready_result(handle, ("evaluated_pair", *pair), alone=True)
+        verdicts = ready_result(handle, (*key, "verdicts only"))
 
         def whole(own: Study) -> PairComparison:
             if evaluated is None:
-                return _whole(own, pair)
-            return compare_evaluated_pair(evaluated, pair.reference, queue_limit=QUEUE_SHOWN,
-                                          verdicts=verdicts)
+                return pair.whole(own)
+            done = dict(queue_limit=QUEUE_SHOWN, verdicts=verdicts)
+            return compare_evaluated_pair(evaluated, pair.reference, **done)
 
         compute_in_background(handle, key, whole)
     shown.add(key)
@@ -243,22 +232,21 @@ def _show_queue(item: MeasureVerdict, line: MeasureLine, texts: dict[str, str]) 
     if not queue.items:
         return
     with st.expander(f"{d.measure}: {line.verdict_cell} \N{EM DASH} {line.settle}"):
-        blocked = ("Cannot be decided yet until the causes are lifted; meanwhile these narrow "
-                   "the interval on the other queries. "
-                   if line.status == "cannot be decided yet" else "")
-        say("caption",
-            f"{blocked}{len(queue.items)} of {queue.n_candidates} unknown units, those whose "
-            "label can narrow the interval most first.")
+        blocked = ""
+        if line.status == "cannot be decided yet":
+            blocked = ("Cannot be decided yet until the causes are lifted; meanwhile these "
+                       "narrow the interval on the other queries. ")
+        shown = f"{len(queue.items)} of {queue.n_candidates} unknown units"
+        say("caption", f"{blocked}{shown}, those whose label can narrow the interval most first.")
         show_rows(
             {"query": it.query_id, "query text": texts.get(it.query_id, ""), "unit": it.unit_id,
              "kind": it.kind,
              f"{d.run_a} rank": _rank(it.rank_a), f"{d.run_b} rank (baseline)": _rank(it.rank_b),
              "narrows the interval by (at least)": round(it.removes, 4)}
             for it in queue.items)
+        params = decide_queue_params(d.run_a, d.run_b, d.measure, st.query_params.get(QUERIES_PARAM))
         st.page_link(ANNOTATE.path, label=f"Label these on the Annotate page ({d.measure})",
-                     icon=":material/rate_review:",
-                     query_params=decide_queue_params(
-                         d.run_a, d.run_b, d.measure, st.query_params.get(QUERIES_PARAM)))
+                     icon=":material/rate_review:", query_params=params)
 
 
 def _rank(rank: int) -> str:
@@ -268,19 +256,18 @@ def _rank(rank: int) -> str:
 def _show_paired(pc: PairComparison) -> bool:
     """The pair's paired tests in one compact table, then which queries each left out, in
     plain words; whether any left queries out (the caution is said once, by the caller)."""
-    st.table(pd.DataFrame([
-        {"measure": item.measure,
-         "paired queries": f"{item.paired.n_paired} of {item.paired.n_queries}",
-         f"mean {DIFFERENCE}": _number(item.paired.mean_delta, signed=True),
-         "p: randomization / t-test": (f"{_p(item.paired.tests.get('randomization'))} / "
-                                       f"{_p(item.paired.tests.get('paired_t'))}")}
-        for item in pc.measures
-    ]).set_index("measure"))
-    left_out = [f"{item.measure}: {paired_words(item.paired)}" for item in pc.measures
-                if item.paired.n_excluded]
+    columns = ("measure", "paired queries", f"mean {DIFFERENCE}", "p: randomization / t-test")
+    st.table(pd.DataFrame(map(_paired_row, pc.measures), columns=columns).set_index("measure"))
+    left_out = [f"{m.measure}: {paired_words(m.paired)}" for m in pc.measures if m.paired.n_excluded]
     if left_out:
         st.caption(markdown_lines(*map(escape_markdown, left_out)))
     return any(item.paired.selection_note for item in pc.measures)
+
+
+def _paired_row(item: MeasureVerdict) -> tuple[str, ...]:
+    t = item.paired
+    ps = f"{_p(t.tests.get('randomization'))} / {_p(t.tests.get('paired_t'))}"
+    return item.measure, f"{t.n_paired} of {t.n_queries}", _number(t.mean_delta, signed=True), ps
 
 
 def _p(test) -> str:
@@ -388,18 +375,18 @@ def _bottom_line_section(handle: Study, choice: _Choice, texts: dict[str, str], 
 
 def _on_draw(study_id: str, candidate: str, baseline: str, measures: list[str]) -> None:
     """Draw the sample the form describes (a lead's action; the store refuses others)."""
-    name = str(st.session_state.get("rl_sample_new_name", "")).strip()
+    state = st.session_state
+    name = str(state.get("rl_sample_new_name", "")).strip()
+    size, seed = int(state.get("rl_sample_new_size", 100)), int(state.get("rl_sample_new_seed", 7))
+    pair = {"candidate": candidate, "baseline": baseline, "measures": measures}
     try:
-        draw_stored_sample(get_db(), study_id=study_id, name=name, candidate=candidate,
-                           baseline=baseline, measures=measures,
-                           size=int(st.session_state.get("rl_sample_new_size", 100)),
-                           seed=int(st.session_state.get("rl_sample_new_seed", 7)),
+        draw_stored_sample(get_db(), study_id=study_id, name=name, **pair, size=size, seed=seed,
                            actor=reader())
     except (LookupError, ValueError, PermissionError) as error:
         flash(_DRAW_MESSAGE, "error", f"No sample drawn: {error}")
         return
-    flash(_DRAW_MESSAGE, "success", f"Sample {name} drawn: label it on the Annotate page "
-                                    "(queue: a sample).")
+    done = f"Sample {name} drawn: label it on the Annotate page (queue: a sample)."
+    flash(_DRAW_MESSAGE, "success", done)
     st.session_state[SAMPLE_CHOICE] = name
 
 
@@ -413,13 +400,14 @@ def _draw_form(study_id: str, candidate: str, baseline: str, measures: list[str]
         cols[1].number_input("Size (labels)", min_value=1, max_value=100_000, value=100,
                              key="rl_sample_new_size")
         cols[2].number_input("Seed", min_value=0, value=7, key="rl_sample_new_seed")
-        st.button("Draw the sample", key="rl_sample_draw", disabled=not measures,
-                  on_click=_on_draw, args=(study_id, candidate, baseline, measures))
+        pair = (study_id, candidate, baseline, measures)
+        st.button("Draw the sample", key="rl_sample_draw", disabled=not measures, on_click=_on_draw,
+                  args=pair)
 
 
 def _estimate_section(handle: Study, choice: _Choice) -> None:
-    """"Estimate instead": a stored sample's estimates, apart from the decided verdicts
-    above (contract section 13: never evidence, never decided)."""
+    """The "Estimate instead" section: a stored sample's estimates, apart from the decided
+    verdicts above (contract section 13: never evidence, never decided)."""
     baseline, candidates, measures, reference, queries = choice
     if not st.toggle("Estimate instead", key="rl_compare_estimate",
                      help=GLOSSARY["estimated"]):
@@ -429,9 +417,8 @@ def _estimate_section(handle: Study, choice: _Choice) -> None:
                "different kind of statement from the verdicts above, never evidence and "
                "never decided.")
     show_flash(_DRAW_MESSAGE)
-    samples = [s for s in list_samples(handle)
-               if (s.run_b == baseline and s.run_a in candidates)
-               or (s.run_a == baseline and s.run_b in candidates)]
+    pairs = {(c, baseline) for c in candidates} | {(baseline, c) for c in candidates}
+    samples = [s for s in list_samples(handle) if (s.run_a, s.run_b) in pairs]
     if handle.may(Permission.DRAW_SAMPLE):
         _draw_form(handle.study_id, candidates[0], baseline, measures)
     if not samples:
@@ -461,9 +448,10 @@ def _estimate_section(handle: Study, choice: _Choice) -> None:
             help="An automatic source only helps the estimate (a good one narrows the "
                  "interval, a wrong one widens it); it is never evidence.")
         predictor = None if choice == NO_PREDICTOR else choice
+    pair = {"candidate": candidate, "baseline": baseline}
     try:
-        found = estimate_stored(handle, name, candidate=candidate, baseline=baseline,
-                                measures=shown, query_ids=queries, automatic=predictor)
+        found = estimate_stored(handle, name, **pair, measures=shown, query_ids=queries,
+                                automatic=predictor)
     except (LookupError, ValueError) as error:
         say("error", f"No estimate from sample {name}: {error}")
         return
@@ -476,8 +464,8 @@ def _estimate_section(handle: Study, choice: _Choice) -> None:
 
 
 #: The estimate table's columns (narrow: a phone shows the whole row).
-_ESTIMATE_COLUMNS = ("measure", "estimate", "confidence interval", "sampled of unknown units",
-                     "labeled · non-response")
+_ESTIMATE_COLUMNS = ("measure, estimate, confidence interval, sampled of unknown units, "
+                     "labeled · non-response").split(", ")
 
 
 def _estimate_cells(e: Estimate | NotEstimable) -> tuple[str, ...]:
@@ -515,21 +503,20 @@ restore_choices(PAGE, "measures", "rl_compare_measures", _measure_options(defaul
                 what="measures")
 measures = top[1].multiselect("Measures", _measure_options(defaults),
                               key="rl_compare_measures", persist_state="session")
-write_address(PAGE, {"runs": ",".join(chosen_names), "measures": ",".join(measures),
-                     "reference": None if version == WORKING else version})
+joined = {"runs": ",".join(chosen_names), "measures": ",".join(measures)}
+write_address(PAGE, {**joined, "reference": reference})
 
 if len(chosen_names) < 2:
     st.info("Choose at least two runs: the first is the baseline.")
     st.stop()
 with st.spinner("Evaluating the runs…"):
     terms = _run_terms(handle, [infos[n] for n in chosen_names], reference)
-same, refused, verdicts = _comparable(terms, st.session_state.get(
-    "rl_compare_accept_unverified", False))
+accept = st.session_state.get("rl_compare_accept_unverified", False)
+same, refused, verdicts = _comparable(terms, accept)
 for name, verdict in refused.items():
-    what = ("'s comparability is not verified" if isinstance(verdict, NotVerified)
-            else " is not comparable")
-    say("warning",
-        f"Run {name}{what}: {verdict}; it is left out of the comparison.")
+    not_verified = isinstance(verdict, NotVerified)
+    what = "'s comparability is not verified" if not_verified else " is not comparable"
+    say("warning", f"Run {name}{what}: {verdict}; it is left out of the comparison.")
 accepted = [n for n in same if isinstance(verdicts[n], NotVerified)]
 if accepted:
     say("caption",
@@ -546,8 +533,9 @@ spec = choose_query_set("rl_compare_queries")
 if spec is None:
     st.stop()
 try:
-    query_set = shared_result(handle, ("query_set", tuple(same), spec.model_dump_json(), reference),
-                              lambda: resolve_stored_query_set(handle, same, spec, reference))
+    key = ("query_set", tuple(same), spec.model_dump_json(), reference)
+    query_set = shared_result(handle, key, partial(resolve_stored_query_set, handle, same, spec,
+                                                   reference))
 except QuerySetError as error:
     say("error", f"No verdict on these queries: {error}")
     st.stop()
@@ -568,9 +556,7 @@ with options[1].popover("Significance marks", width="stretch"):
     alpha = st.selectbox("Significance level", [0.05, 0.01, 0.1], key="rl_compare_alpha")
     correction = st.selectbox("Correction", list(CORRECTION_LABELS),
                               format_func=CORRECTION_LABELS.get, key="rl_compare_correction")
-    mode = st.selectbox("Pairs", ["baseline", "pairwise"], key="rl_compare_mode",
-                        format_func={"baseline": "each run vs the baseline",
-                                     "pairwise": "every pair (the earlier run as baseline)"}.get)
+    mode = st.selectbox("Pairs", list(MODES), key="rl_compare_mode", format_func=MODES.get)
 # The tests (permutations, bootstraps) are the slow part: computed once per store state
 # and choice of runs and test, shared by every session; switching the metric reuses it.
 every_key = ("compare_runs", tuple(same), reference, mode, test, alpha, correction, queries)
@@ -581,12 +567,16 @@ if large and ready_result(handle, every_key) is None and not st.toggle(
         "per-query differences take seconds to compute, so the verdicts above come first. "
         "Switch this on to compute them (shared with every session until the labels change).")
     st.stop()
-comparison = shared_result(
-    handle, every_key,
-    lambda: compare_runs({run: report if queries is None else restrict_evaluation(report, queries)
-                          for run, report in _evaluations(handle, same, reference).items()},
-                         mode=mode, test=test, alpha=alpha, correction=correction),
-)
+
+
+def _every_run() -> RunComparison:
+    reports = _evaluations(handle, same, reference)
+    if queries is not None:
+        reports = {run: restrict_evaluation(report, queries) for run, report in reports.items()}
+    return compare_runs(reports, mode=mode, test=test, alpha=alpha, correction=correction)
+
+
+comparison = shared_result(handle, every_key, _every_run)
 
 st.markdown("##### Results table")
 if queries is not None:

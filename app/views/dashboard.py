@@ -23,7 +23,7 @@ from app.components.figures import unchecked_figure
 from app.components.links import item_params
 from app.components.live_state import with_live_state
 from app.components.navigation import AGREEMENT, ANNOTATE
-from app.components.page import show_rows, study_page
+from app.components.page import say, show_rows, study_page
 from app.components.safe_text import escape_markdown
 from app.components.session import get_db, reader
 from evalcore.analysis.interval_text import aggregate_card
@@ -56,8 +56,8 @@ SUBSETS = {
 }
 
 
-def _figure(state: LiveDashboard, metric: Measure, label: str, slot: str = "all",
-            make=per_query_figure, *args):
+def _figure(state: LiveDashboard, metric: Measure, label: str, slot="all", make=per_query_figure,
+            *args):
     """A figure of the state, rebuilt only when the state, the metric or ``args`` changed."""
     key = (id(state), state.marks, metric, label, args)
     cached = st.session_state.get(f"_rl_dash_figure_{slot}")
@@ -121,8 +121,8 @@ def _blocking(state: LiveDashboard, handle: Study) -> None:
     if st.session_state.get(BLOCKING_PAGE_KEY, 1) > pages:  # the list got shorter
         st.session_state[BLOCKING_PAGE_KEY] = pages
     if pages > 1:  # a large study's list is read a page at a time: only that page is made
-        number = int(st.number_input(f"Page of the list (of {pages:,})", min_value=1,
-                                     max_value=pages, value=1, step=1, key=BLOCKING_PAGE_KEY))
+        label = f"Page of the list (of {pages:,})"
+        number = int(st.number_input(label, 1, pages, value=1, step=1, key=BLOCKING_PAGE_KEY))
     offset = (number - 1) * BLOCKING_SHOWN
     items = state.blocking_list(BLOCKING_SHOWN, offset)
     st.caption(
@@ -177,8 +177,8 @@ def _live_cards(study_id: str) -> None:
 def _render_cards(state: LiveDashboard, seconds: float, changed: bool):
     _coverage(state)
     _cards(state)
-    codes = sorted({code for run in state.run_names for m in state.measures
-                    for code in getattr(state.measure_aggregate(run, m), "reasons", {})})
+    aggregates = [state.measure_aggregate(run, m) for run in state.run_names for m in state.measures]
+    codes = sorted({code for value in aggregates for code in getattr(value, "reasons", {})})
     if codes:  # what each reason the cards name means, right under them
         meanings = [f"{reason_words(c)}: {reason_text(c)}" for c in codes]
         st.caption(escape_markdown("; ".join(meanings)))
@@ -205,8 +205,8 @@ def _chart(handle: Study, name: str) -> None:
         label = measure_label(metric, _common_k(state))
         if not shows_summary(state):
             return state.marks, _figure(state, metric, label), None
-        return (state.marks, _figure(state, metric, label, "summary", summary_figure),
-                (len(state.query_ids), query_subsets.n_pages(state)))
+        large = len(state.query_ids), query_subsets.n_pages(state)
+        return state.marks, _figure(state, metric, label, "summary", summary_figure), large
 
     # the reason codes (on hover) are explained under the cards
     marks, figure, large = with_live_state(handle, build)
@@ -231,8 +231,7 @@ def _subset_chart(handle: Study, name: str, n_queries: int, pages: int) -> None:
         restore_choice(PAGE, "run", SUBSET_RUN_KEY, run_names, what="run")
         run = middle.selectbox("Run", run_names, key=SUBSET_RUN_KEY, persist_state="session")
     elif rule == "page":
-        number = middle.number_input(f"Page (of {pages:,})", min_value=1, max_value=pages,
-                                     value=1, step=1, key=PAGE_KEY)
+        number = middle.number_input(f"Page (of {pages:,})", 1, pages, value=1, step=1, key=PAGE_KEY)
     write_address(PAGE, {"queries": rule, "run": run})
 
     def subset(state: LiveDashboard, metric: Measure) -> tuple[list[str], str]:
@@ -240,11 +239,11 @@ def _subset_chart(handle: Study, name: str, n_queries: int, pages: int) -> None:
         if rule == "lowest":
             return query_subsets.lowest(state, metric, run), f"the {size} lowest of {run}"
         if rule == "unavailable":
-            return (query_subsets.unavailable(state, metric, run),
-                    f"the first {size} unavailable in {run}")
+            found = query_subsets.unavailable(state, metric, run)
+            return found, f"the first {size} unavailable in {run}"
         if rule == "different":
-            return (query_subsets.most_different(state, metric),
-                    f"the {size} most different between runs")
+            found = query_subsets.most_different(state, metric)
+            return found, f"the {size} most different between runs"
         return query_subsets.page(state, int(number or 1)), f"page {number} of {pages:,}"
 
     def detail(state: LiveDashboard, metric: Measure, label: str, *_):
@@ -271,11 +270,12 @@ def _live_blocking(study_id: str) -> None:
 
 
 study, handle = study_page("Live dashboard")
-st.caption(escape_markdown(f"{study.name} · working labels · refreshes every "
-                           f"{REFRESH_SECONDS:g} s while live updates are on"))
+live = f"refreshes every {REFRESH_SECONDS:g} s while live updates are on"
+say("caption", f"{study.name} · working labels · {live}")
 left, right = st.columns([3, 1])
-run_names, shown, common_k = with_live_state(handle, lambda state, *_: (
-    state.run_names, [str(m) for m in state.measures], _common_k(state)))
+run_names, measures, common_k = with_live_state(handle, lambda state, *_: (
+    state.run_names, state.measures, _common_k(state)))
+shown = [str(m) for m in measures]
 restore_choice(PAGE, "measure", METRIC_KEY, shown, what="measure")
 chosen_metric = left.selectbox(
     "Measure of the per-query chart", shown, key=METRIC_KEY,

@@ -9,6 +9,7 @@ import dataclasses
 import io
 from collections.abc import Callable
 from datetime import UTC, datetime, time
+from functools import partial
 
 import streamlit as st
 from pydantic import ValidationError
@@ -88,8 +89,7 @@ def _show_errors(title: str, error: Exception) -> None:
 
 
 #: The upload kinds whose labels record an annotator (the form asks which).
-_LABEL_KINDS = ("qrels", "observations", "labels-csv", "labels-jsonl", "labels-quepid",
-                "labels-rre", "labels-rank-eval")
+_LABEL_KINDS = {"qrels", "observations", *(kind for kind in UPLOAD_KINDS if "labels" in kind)}
 #: The owner organisation field of the uploads that add documents: its label and help.
 _OWNER_FIELDS = {
     "documents": ("Owner organisation of new documents",
@@ -181,17 +181,16 @@ def _lexical_form(handle: Study, study_org: str | None) -> tuple[str, dict] | No
         organisations = a.multiselect("Visible organisations", orgs, default=default_orgs)
         today = datetime.now(UTC).date()
         cutoff_day = b.date_input("Historical cutoff (UTC, end of day)", value=today)
-        weights = {field: float(column.number_input(f"BM25 {field} weight", min_value=0.0,
-                                                    max_value=1000.0, value=1.0))
-                   for field, column in (("title", a), ("text", b))}
+        bounds = {"min_value": 0.0, "max_value": 1000.0, "value": 1.0}
+        fields = (("title", a), ("text", b))
+        weights = {f: float(col.number_input(f"BM25 {f} weight", **bounds)) for f, col in fields}
         reference = a.selectbox("Reference version (optional)", references,
                                 format_func=lambda name: name or "none")
         if not st.form_submit_button("Pin and run", type="primary"):
             return None
-    cutoff = datetime.combine(cutoff_day, time(23, 59, 59), tzinfo=UTC)
-    protocol = {"method": "lexical", "top_k": int(top_k),
-                "cutoff": cutoff.isoformat().replace("+00:00", "Z"),
-                "organisations": organisations, "weights": weights}
+    cutoff = datetime.combine(cutoff_day, time(23, 59, 59), tzinfo=UTC).isoformat()
+    protocol = {"method": "lexical", "top_k": int(top_k), "cutoff": cutoff.replace("+00:00", "Z")}
+    protocol |= {"organisations": organisations, "weights": weights}
     if reference:
         protocol["reference_version"] = reference
     return name.strip(), protocol
@@ -240,12 +239,11 @@ def _export_labels(handle: Study, out: io.StringIO, fmt: str, ref: str | None) -
         export_labels(handle, out, format=fmt)
 
 
-def _download(column, handle: Study, refusal: str | None, label: str,
-              write: Callable[[Study, io.StringIO], object], *, file_name: str,
-              key: str) -> bool:
-    """A download button whose file ``write`` builds only when clicked (on a read handle of
-    its own: the click comes after this script run), or the ``refusal`` found up front.
-    Whether the button is shown."""
+def _download(column, handle: Study, refusal: str | None, button: tuple[str, str, str],
+              write: Callable[[Study, io.StringIO], object]) -> bool:
+    """A download button (``button``: its label, file name and key) whose file ``write``
+    builds only when clicked (on a read handle of its own: the click comes after this script
+    run), or the ``refusal`` found up front. Whether the button is shown."""
     if refusal is not None:  # e.g. an id with a space: TREC files cannot hold it
         column.warning(escape_markdown(refusal))
         return False
@@ -256,6 +254,7 @@ def _download(column, handle: Study, refusal: str | None, label: str,
         write(open_study(db, study_id, viewer), buffer)
         return buffer.getvalue()
 
+    label, file_name, key = button
     column.download_button(label, build, file_name=file_name, mime="text/plain", key=key)
     return True
 
@@ -270,26 +269,26 @@ def _exports_section(handle: Study) -> None:
     reference = a.selectbox("Qrels of", ["working reference", *versions])
     ref = None if reference == "working reference" else reference
     # Facts shared by every session, brought up to date from the labels written since.
-    _download(a, handle, qrels_refusal_now(handle, versions.get(reference)), "Download qrels",
-              lambda study, out: export_qrels(study, out, reference=ref),
-              file_name=f"{study_id}.qrels", key="dl_qrels")
+    refusal = qrels_refusal_now(handle, versions.get(reference))
+    qrels = partial(export_qrels, reference=ref)
+    _download(a, handle, refusal, ("Download qrels", f"{study_id}.qrels", "dl_qrels"), qrels)
     fmt = b.selectbox("Label events as", ["csv", "jsonl", *TOOL_FORMATS],
                       help="csv/jsonl: every event; quepid/rre/rank-eval: the reference's "
                            "ratings in that tool's format.")
-    tool = fmt in TOOL_FORMATS
-    suffix = {"quepid": "csv", "rre": "json", "rank-eval": "json"}.get(fmt, fmt)
-    _download(b, handle, tool_labels_refusal(handle, fmt, ref) if tool else None,
-              "Download ratings" if tool else "Download label events",
-              lambda study, out: _export_labels(study, out, fmt, ref),
-              file_name=f"{study_id}-labels-{fmt}.{suffix}" if tool else f"{study_id}-labels.{fmt}",
-              key="dl_labels")
+    if fmt in TOOL_FORMATS:
+        suffix = {"quepid": "csv", "rre": "json", "rank-eval": "json"}[fmt]
+        button = ("Download ratings", f"{study_id}-labels-{fmt}.{suffix}", "dl_labels")
+        refusal = tool_labels_refusal(handle, fmt, ref)
+    else:
+        button, refusal = ("Download label events", f"{study_id}-labels.{fmt}", "dl_labels"), None
+    _download(b, handle, refusal, button, lambda study, out: _export_labels(study, out, fmt, ref))
     runs = {r.name: r for r in list_runs(handle)}
     if runs:
         run = c.selectbox("Run", list(runs))
         safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in run)
-        if _download(c, handle, run_refusal_now(handle, runs[run]), "Download run (TREC)",
-                     lambda study, out: export_run(study, run, out), file_name=f"{safe}.run",
-                     key="dl_run"):
+        button = ("Download run (TREC)", f"{safe}.run", "dl_run")
+        refusal = run_refusal_now(handle, runs[run])
+        if _download(c, handle, refusal, button, lambda study, out: export_run(study, run, out)):
             c.caption("Queries whose stored order TREC tools would change (score ties, "
                       "missing scores) make the file carry rank-derived scores "
                       "(n - rank + 1) for the whole run.")

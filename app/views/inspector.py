@@ -73,9 +73,9 @@ def _frame(ins: QueryInspection, changes: dict[str, str] | None = None) -> pd.Da
 #: Rows tall enough for three lines: a table's text wraps only in rows taller than 4 rem, so
 #: side by side (half width) titles and notes wrap instead of being cut.
 WRAPPED_ROW_PX = 78
-NARROW_ORDER = ("change", "rank", "label", "title", "score", "notes", "unit", "state",
-                "annotators", "automatic", "annotate", "adjudicate", "unlabeled", "duplicate",
-                "permission violation", "conflict", "beyond k")
+NARROW_ORDER = ("change, rank, label, title, score, notes, unit, state, annotators, automatic, "
+                "annotate, adjudicate, unlabeled, duplicate, permission violation, conflict, "
+                "beyond k").split(", ")
 
 
 def _show(ins: QueryInspection, changes: dict[str, str] | None = None, *,

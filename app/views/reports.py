@@ -42,6 +42,10 @@ LEVELS = ["0.95", "0.9", "0.99"]
 SAMPLE_KEY = "rl_report_sample"
 LEVEL_KEY = "rl_report_level"
 _FLASH = "_rl_reports_flash"
+#: The report's downloads: label, key part, file name suffix, type.
+_FILES = (("HTML", "html", ".html", "text/html"), ("JSON", "json", ".json", "application/json"),
+          ("CSV (per query)", "csv", ".csv", "text/csv"),
+          ("CSV (verdicts)", "verdicts", "-verdicts.csv", "text/csv"))
 #: The runs table's "comparable" column for each :meth:`ReportRun.status` label.
 _COMPARABLE = {"comparable": "yes", "accepted without verification": "yes (accepted, not verified)",
                "comparability not verified": "NOT VERIFIED", "not comparable": "NOT COMPARABLE"}
@@ -63,35 +67,34 @@ def _on_freeze(study_id: str) -> None:
 
 
 def _on_generate(study_id: str) -> None:
-    runs = list(st.session_state.get("rl_report_runs", []))
-    version = st.session_state.get("rl_report_reference")
+    state = st.session_state
+    runs = list(state.get("rl_report_runs", []))
+    version = state.get("rl_report_reference")
     reference = None if version in (None, WORKING) else version
-    name = str(st.session_state.get("rl_report_name", "")).strip() or None
-    accepted = runs if st.session_state.get("rl_report_accept_unverified") else []
-    kind = str(st.session_state.get("rl_report_queries", "all"))
-    queries = (str(st.session_state.get("rl_report_queries_ids", "")).lstrip("@")
-               if kind == "list" else kind)
-    chosen = st.session_state.get(SAMPLE_KEY, NO_SAMPLE)
+    kind = str(state.get("rl_report_queries", "all"))
+    queries = str(state.get("rl_report_queries_ids", "")).lstrip("@") if kind == "list" else kind
+    chosen = state.get(SAMPLE_KEY, NO_SAMPLE)
     sample = None if chosen in (None, NO_SAMPLE) else str(chosen)
-    level = float(st.session_state.get(LEVEL_KEY, LEVELS[0]))
     if sample is not None and reference is not None:
-        flash(_FLASH, "error", f"No report generated: sample {sample} estimates from the "
-                               f"working labels; choose the reference {WORKING} or no sample.")
+        why = f"sample {sample} estimates from the working labels"
+        flash(_FLASH, "error", f"No report generated: {why}; choose the reference {WORKING} "
+                               "or no sample.")
         return
-    db = get_db()
+    choice = {"runs": runs, "reference": reference, "queries": queries, "sample": sample}
+    choice["name"] = str(state.get("rl_report_name", "")).strip() or None
+    choice["accept_unverified"] = runs if state.get("rl_report_accept_unverified") else []
+    choice["level"] = float(state.get(LEVEL_KEY, LEVELS[0]))
+    db, lead = get_db(), current_annotator()
     try:
-        report = report_from_store(
-            open_study(db, study_id, current_annotator()), runs=runs, reference=reference,
-            name=name, created_by=current_annotator(), accept_unverified=accepted,
-            queries=queries, sample=sample, level=level)
+        report = report_from_store(open_study(db, study_id, lead), created_by=lead, **choice)
         stored = save_report(db, report)
     except (ValueError, LookupError, PermissionError) as error:
         flash(_FLASH, "error", f"No report generated: {error}")
         return
-    st.session_state["rl_report_name"] = ""
-    st.session_state["rl_report_show"] = stored.report_id
-    flash(_FLASH, "success",
-          f"Report {stored.name} generated and stored ({stored.content_hash[:19]}…)")
+    state["rl_report_name"] = ""
+    state["rl_report_show"] = stored.report_id
+    done = f"Report {stored.name} generated and stored ({stored.content_hash[:19]}…)"
+    flash(_FLASH, "success", done)
 
 
 def _shared_k(report: Report) -> int | None:
@@ -137,13 +140,10 @@ def _show_report(report: Report, report_id: int) -> None:
                            key=f"rl_report_internal_{report_id}",
                            help="Off: exports hold no annotator names, notes or row ids.")
     base = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in report.name)[:80]
-    files = (("HTML", "html", render_html(report, include_internal=internal), ".html", "text/html"),
-             ("JSON", "json", render_json(report, include_internal=internal), ".json",
-              "application/json"),
-             ("CSV (per query)", "csv", render_csv(report), ".csv", "text/csv"),
-             ("CSV (verdicts)", "verdicts", render_verdicts_csv(report), "-verdicts.csv",
-              "text/csv"))
-    for column, (label, kind, text, suffix, mime) in zip(st.columns(4), files, strict=True):
+    texts = [render_html(report, include_internal=internal),
+             render_json(report, include_internal=internal), render_csv(report),
+             render_verdicts_csv(report)]
+    for column, (label, kind, suffix, mime), text in zip(st.columns(4), _FILES, texts, strict=True):
         column.download_button(f"Download {label}", text, file_name=f"{base}{suffix}", mime=mime,
                                key=f"rl_dl_{kind}_{report_id}", on_click="ignore",
                                disabled=kind == "verdicts" and not report.decisions)

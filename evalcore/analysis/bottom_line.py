@@ -175,12 +175,13 @@ class BottomLine(FrozenModel):
     notes: list[str]
 
 
-_WORDS: dict[str, Word] = {
-    "a_better": "better",
-    "b_better": "worse",
-    "tied": "tied",
-    "undecided": "open",
-    "undecidable": "cannot be decided yet",
+#: Per Decision verdict: the bottom line's status and word.
+_LINE: dict[str, tuple[Status, Word]] = {
+    "a_better": ("decided", "better"),
+    "b_better": ("decided", "worse"),
+    "tied": ("decided", "tied"),
+    "undecided": ("open", "open"),
+    "undecidable": ("cannot be decided yet", "cannot be decided yet"),
 }
 
 
@@ -202,14 +203,7 @@ def bottom_line(pc: PairComparison, estimates: Mapping[str, Estimate] | None = N
 def measure_line(item: MeasureVerdict, estimate: Estimate | None = None) -> MeasureLine:
     """One measure's row: status, word, interval, what would settle it, sign note."""
     d = item.decision
-    word = _WORDS[d.verdict]
-    status: Status = (
-        "decided"
-        if d.verdict in ("a_better", "b_better", "tied")
-        else "open"
-        if d.verdict == "undecided"
-        else "cannot be decided yet"
-    )
+    status, word = _LINE[d.verdict]
     labels = None
     if status == "open" and item.queue is not None and item.queue.labels_to_decide:
         labels = item.queue.labels_to_decide
@@ -259,7 +253,7 @@ def _sign_note(item: MeasureVerdict) -> str | None:
         return None
     if (d.verdict == "a_better") == (mean > 0) or mean == 0:
         return None
-    word = _WORDS[d.verdict]
+    word = _LINE[d.verdict][1]
     return (
         f"{d.measure}: decided {word} over all {d.n_queries} queries, while the paired "
         f"mean is {signed(mean)}: that mean is over the "

@@ -65,6 +65,7 @@ from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.measures import Measure, parse_measure
 from evalcore.store.observations import RunColumns, runs_as_columns
+from evalcore.store.runs import get_run
 from evalcore.store.study_handle import Study
 
 #: Measures of the whole relevant population (\|R\| or IDCG): their value drops when a
@@ -292,52 +293,48 @@ def verdict_text(verdict: Verdict, run_a: str, run_b: str) -> str:
 
 def decide_measure(pair: PairEvaluation, name: str, run_a: str = "A", run_b: str = "B") -> Decision:
     """The :class:`Decision` of one measure of an evaluated pair."""
-    measure = pair.measures[name]
     lower, upper, naive_lo, naive_hi = pair.intervals(name)
     n = lower.size
     blocked = np.isnan(lower) | np.isnan(upper)
     n_blocked = int(np.count_nonzero(blocked))
     width = upper - lower
     n_known = int(np.count_nonzero(~blocked & (width <= ZERO)))
-    open_query = ~blocked & (width > ZERO)
-    n_units = int(np.count_nonzero(open_rows(pair, name, open_query)))
-    common = {
-        "measure": name, "run_a": run_a, "run_b": run_b, "n_queries": n, "n_known": n_known,
-        "n_unknown_units": n_units, "n_undecidable": n_blocked, "method": METHODS[measure.family],
-    }
-    if n == 0 or n_blocked:
-        reasons, per_query = (_undecidable_reasons(pair, name, blocked) if n_blocked
-                              else ({"no queries": 1}, {}))
+    n_units = int(np.count_nonzero(open_rows(pair, name, ~blocked & (width > ZERO))))
+    reasons: dict[str, int] = {}
+    per_query: dict[str, int] = {}
+    lo = hi = naive_mean_lo = naive_mean_hi = None
+    lower_open = upper_open = False
+    if n_blocked:
+        verdict: Verdict = "undecidable"
+        reasons, per_query = _undecidable_reasons(pair, name, blocked)
         text = ", ".join(f"{c} {r}" for r, c in sorted(reasons.items(), key=lambda i: -i[1]))
-        summary = (
-            f"{name}: undecidable — on {n_blocked} of {n} queries a run has the measure "
-            f"unavailable without bounds ({text}: counted per run and reason); those reasons "
-            "must be lifted before the evidence can decide"
-            if n else f"{name}: undecidable — no queries"
-        )
-        return Decision(
-            verdict="undecidable", verdict_text="undecidable", lower=None, upper=None,
-            naive_lower=None, naive_upper=None, undecidable_reasons=reasons if n else {},
-            undecidable_queries=per_query,
-            summary=summary, **common,
-        )
-    lo, hi = float(lower.mean()), float(upper.mean())
-    lower_open, upper_open = (bool(x.any()) for x in pair.open_ends(name))
-    verdict = verdict_of(lo, hi, lower_open, upper_open)
-    text = verdict_text(verdict, run_a, run_b)
-    interval = (f"mean {run_a} - {run_b} in {'(' if lower_open else '['}{lo:+.4f}, "
-                f"{hi:+.4f}{')' if upper_open else ']'}")
-    if verdict == "undecided":
-        summary = f"{name}: undecided — {interval}; {n_units} unknown units can still move it"
-    elif verdict == "tied":
-        summary = f"{name}: tied — every query's difference is known to be 0"
+        summary = (f"{name}: undecidable — on {n_blocked} of {n} queries a run has the measure "
+                   f"unavailable without bounds ({text}: counted per run and reason); those "
+                   "reasons must be lifted before the evidence can decide")
+    elif n == 0:
+        verdict = "undecidable"
+        summary = f"{name}: undecidable — no queries"
     else:
-        summary = f"{name}: {text} — {interval}, whatever the missing labels are"
+        lo, hi = float(lower.mean()), float(upper.mean())
+        naive_mean_lo, naive_mean_hi = float(naive_lo.mean()), float(naive_hi.mean())
+        lower_open, upper_open = (bool(x.any()) for x in pair.open_ends(name))
+        verdict = verdict_of(lo, hi, lower_open, upper_open)
+        interval = (f"mean {run_a} - {run_b} in {'(' if lower_open else '['}{lo:+.4f}, "
+                    f"{hi:+.4f}{')' if upper_open else ']'}")
+        if verdict == "undecided":
+            summary = f"{name}: undecided — {interval}; {n_units} unknown units can still move it"
+        elif verdict == "tied":
+            summary = f"{name}: tied — every query's difference is known to be 0"
+        else:
+            summary = (f"{name}: {verdict_text(verdict, run_a, run_b)} — {interval}, whatever "
+                       "the missing labels are")
     return Decision(
-        verdict=verdict, verdict_text=text, lower=lo, upper=hi,
-        naive_lower=float(naive_lo.mean()), naive_upper=float(naive_hi.mean()),
-        undecidable_reasons={}, summary=summary, lower_open=lower_open, upper_open=upper_open,
-        **common,
+        measure=name, run_a=run_a, run_b=run_b, verdict=verdict,
+        verdict_text=verdict_text(verdict, run_a, run_b), lower=lo, upper=hi,
+        naive_lower=naive_mean_lo, naive_upper=naive_mean_hi, n_queries=n, n_known=n_known,
+        n_unknown_units=n_units, n_undecidable=n_blocked, undecidable_reasons=reasons,
+        undecidable_queries=per_query, method=METHODS[pair.measures[name].family],
+        summary=summary, lower_open=lower_open, upper_open=upper_open,
     )
 
 
@@ -372,6 +369,22 @@ class EvaluatedPair:
         its open populations, when one is known (:mod:`evalcore.store.population`)."""
         population = self.columns[0].reference.population if self.columns else None
         return [] if population is None else population.size_notes()
+
+
+def require_stored_depth(study: Study, runs: Sequence[str], measures: Sequence[Measure]) -> None:
+    """ValueError naming each of ``runs`` stored shallower than a measure's cutoff: its ranks
+    below the stored depth were never retrieved, and a comparison would take them as empty
+    (``evaluate --db`` refuses such a measure and a report leaves it out alike)."""
+    problems = []
+    for name in dict.fromkeys(runs):
+        depth = get_run(study, name).k
+        deeper = [m.canonical for m in measures if m.k is not None and m.k > depth]
+        if deeper:
+            problems.append(f"run {name!r} was stored to depth {depth}; {', '.join(deeper)} "
+                            "would need ranks that were never retrieved")
+    if problems:
+        raise ValueError("; ".join(problems) + " (use cutoffs up to the runs' depth, or store "
+                         "deeper runs)")
 
 
 def stored_pair(

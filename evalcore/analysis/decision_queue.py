@@ -11,11 +11,12 @@ mean interval that must cross 0 (the lower end when its midpoint is above 0, els
 upper end); worst-case width alone would treat a label that can only lower the upper
 bound like one that can lift the lower bound.
 
-* P, RBP, RR, Success: the label's two outcomes weighted by :func:`relevance_prior`.
+* P, RBP, RR, Success: the label's two outcomes weighted by the chance the unit is
+  relevant (:func:`_scores`).
 * nDCG, R, AP (:data:`RATIO_FAMILIES`): one label narrows a ratio over a shared IDCG or
   \|R\| little and a query's last label collapses it, so queries are taken whole: a
   unit scores its query's expected move once every unknown is labeled
-  (:func:`expected_gains`), divided by the query's number of unknown units.
+  (:func:`_completion_progress`), divided by the query's number of unknown units.
 
 Ties: most ``removes``; then the unit automatic sources judge more relevant (a hint,
 never evidence, contract section 13); then units both runs return; then the best rank;
@@ -40,13 +41,13 @@ from evalcore.analysis.pair_bounds import (
     OPEN_MARGIN,
     PAIR_FAMILIES,
     cut_and_cutoffs,
+    first_sure_ranks,
     net_weight,
     pair_interval,
     pair_interval_ends,
     relevance_threshold,
 )
 from evalcore.analysis.pair_units import PairUnits
-from evalcore.compute.measures.ranking import segment_reduce
 from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.gains import MAX_GAIN
 
@@ -81,18 +82,25 @@ def _scenarios(pair: PairEvaluation, name: str, rows: np.ndarray
     """Per row: the query's pair interval now (lo, hi), with the unit at its lowest gain
     (lo, hi) and at its highest gain (lo, hi).
 
-    P and RBP in closed form (:func:`_additive_scenarios`); RR and Success on what-if
-    copies of only the rows their interval reads (:func:`_relevant_rows`); nDCG and R on
-    what-if copies of whole queries."""
+    P and RBP in closed form: the interval is ``known + sum min(c, 0)`` to ``known + sum
+    max(c, 0)`` over the units of unknown relevance (net weight ``c``), so a label takes the
+    unit's term out of both sums and, at the highest gain, adds ``c``. The other families on
+    what-if copies of the rows their interval can read (:func:`_relevant_rows`)."""
     u = pair.units
     measure = pair.measures[name]
     lower, upper = pair_interval(u, measure, pair.protocol)
     q = u.query[rows]
+    lo, hi = lower[q], upper[q]
     if measure.family in ("P", "RBP"):
-        out = _additive_scenarios(pair, name, rows, lower, upper)
+        t = relevance_threshold(measure, pair.protocol)
+        c = net_weight(u, measure, pair.protocol)[rows]
+        maybe = (u.high[rows] >= t) & (u.low[rows] < t)
+        neg = np.where(maybe, np.minimum(c, 0.0), 0.0)
+        pos = np.where(maybe, np.maximum(c, 0.0), 0.0)
+        out = [lo, hi, lo - neg, hi - pos, lo + pos, hi + neg]
     else:
         keep = _relevant_rows(pair, name)
-        out = [lower[q], upper[q]]
+        out = [lo, hi]
         sub = u if keep is None else u.subset(keep)
         sub_rows = rows if keep is None else np.cumsum(keep)[rows] - 1
         moves = np.ones(rows.size, dtype=bool) if keep is None else keep[rows]
@@ -107,104 +115,59 @@ def _scenarios(pair: PairEvaluation, name: str, rows: np.ndarray
 
 def _relevant_rows(pair: PairEvaluation, name: str) -> np.ndarray | None:
     """bool[U]: for RR and Success, the rows their pair interval can read in any scenario
-    (possibly relevant at the threshold, in a run's cut, not after that run's first
-    certainly relevant unit); the others change nothing whatever their gain. None (every
-    row) for the other families."""
+    (possibly relevant, in a run's cut, not after that run's first certainly relevant unit,
+    which a label can only move up); the others change nothing. None (every row) for the
+    other families."""
     measure = pair.measures[name]
     if measure.family not in ("RR", "Success"):
         return None
     u = pair.units
     in_a, in_b, _, _ = cut_and_cutoffs(u, measure)
     t = relevance_threshold(measure, pair.protocol)
-    # A row ranked after a run's first certainly relevant unit is never that run's first
-    # relevant one (a label only moves the first one up): only rows up to it are read.
-    big = np.iinfo(np.int64).max
-    sure = u.low >= t
-    first_a = segment_reduce(np.minimum, u.query, np.where(sure & in_a, u.rank_a, big),
-                             np.full(u.n, big, dtype=np.int64))
-    first_b = segment_reduce(np.minimum, u.query, np.where(sure & in_b, u.rank_b, big),
-                             np.full(u.n, big, dtype=np.int64))
+    first_a, first_b = first_sure_ranks(u, u.low >= t, in_a, in_b)
     return (u.high >= t) & ((in_a & (u.rank_a <= first_a[u.query]))
                             | (in_b & (u.rank_b <= first_b[u.query])))
-
-
-def _additive_scenarios(pair: PairEvaluation, name: str, rows: np.ndarray, lower: np.ndarray,
-                        upper: np.ndarray) -> list[np.ndarray]:
-    """:func:`_scenarios` for P and RBP: the interval is ``known + sum min(c, 0)`` to
-    ``known + sum max(c, 0)`` over the units of unknown relevance (net weight ``c``), so a
-    label takes the unit's term out of both sums and, at the highest gain, adds ``c``."""
-    u = pair.units
-    measure = pair.measures[name]
-    t = relevance_threshold(measure, pair.protocol)
-    q = u.query[rows]
-    c = net_weight(u, measure, pair.protocol)[rows]
-    maybe = (u.high[rows] >= t) & (u.low[rows] < t)
-    neg, pos = np.where(maybe, np.minimum(c, 0.0), 0.0), np.where(maybe, np.maximum(c, 0.0), 0.0)
-    lo, hi = lower[q], upper[q]
-    return [lo, hi, lo - neg, hi - pos, lo + pos, hi + neg]
-
-
-def row_scores(pair: PairEvaluation, name: str, rows: np.ndarray,
-               scenarios: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
-    """Worst-case width (of the query's pair interval, not yet divided by the number of
-    queries) removed by labeling each of ``rows`` (``scenarios``: :func:`_scenarios` of
-    ``rows`` if the caller has them)."""
-    if rows.size == 0 or pair.measures[name].family not in PAIR_FAMILIES:
-        return np.zeros(rows.size)
-    lo, hi, lo_low, hi_low, lo_high, hi_high = scenarios or _scenarios(pair, name, rows)
-    return ((hi - lo) - np.maximum(hi_low - lo_low, hi_high - lo_high)).clip(min=0.0)
 
 
 #: Rank bands of a unit's class: not returned, 1-2, 3-5, 6-10, 11-20, deeper.
 RANK_BANDS = np.array([1, 3, 6, 11, 21])
 
 
-def unit_class(units: PairUnits) -> np.ndarray:
-    """int[U]: the class of each unit for the priors: the band of its rank in run A and
-    the band of its rank in run B (relevance falls with rank in each run and rises with
-    agreement between them)."""
+def _labeled_classes(units: PairUnits) -> tuple[np.ndarray, np.ndarray, int]:
+    """(each unit's class for the priors, bool[U] labeled units either run returned: what
+    the priors are read from, the number of classes). A class is the band of the unit's
+    rank in run A and in run B: relevance falls with rank in each run and rises with
+    agreement between them."""
     band_a = np.where(units.rank_a > 0, np.searchsorted(RANK_BANDS, units.rank_a, "right"), 0)
     band_b = np.where(units.rank_b > 0, np.searchsorted(RANK_BANDS, units.rank_b, "right"), 0)
-    return band_a * (RANK_BANDS.size + 1) + band_b
-
-
-def _labeled_classes(units: PairUnits) -> tuple[np.ndarray, np.ndarray, int]:
-    """(each unit's :func:`unit_class`, bool[U] labeled units either run returned: what the
-    priors are read from, the number of classes)."""
-    cls = unit_class(units)
+    cls = band_a * (RANK_BANDS.size + 1) + band_b
     known = ~units.unknown & ((units.rank_a > 0) | (units.rank_b > 0))
     return cls, known, int(cls.max(initial=0)) + 1
 
 
-def relevance_prior(pair: PairEvaluation, name: str, rows: np.ndarray) -> np.ndarray:
-    """Per row: the chance its unit is relevant: the share of relevant units among the
-    labeled ones of its class (:func:`unit_class`; Laplace smoothed)."""
-    u = pair.units
-    t = relevance_threshold(pair.measures[name], pair.protocol)
-    cls, known, size = _labeled_classes(u)
-    relevant = known & (u.low >= t)
-    labeled_n = np.bincount(cls[known], minlength=size).astype(np.float64)
-    relevant_n = np.bincount(cls[relevant], minlength=size).astype(np.float64)
-    by_class = (relevant_n + 1.0) / (labeled_n + 2.0)
-    return by_class[cls[rows]]
-
-
-def expected_progress(pair: PairEvaluation, name: str, rows: np.ndarray,
-                      scenarios: tuple[np.ndarray, ...] | None = None) -> np.ndarray:
-    """Per row: how far its label is expected to move the end of the query's interval that
-    must cross 0 for a decision (the lower end when the mean interval's midpoint is above
-    0, else the upper end), weighting its two outcomes by :func:`relevance_prior`."""
+def _scores(pair: PairEvaluation, name: str, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Per row (not yet divided by the number of queries): the worst-case width of the
+    query's pair interval its label removes, and its ``progress`` (module docstring). For
+    P, RBP, RR and Success the label's two outcomes are weighted by the chance the unit is
+    relevant: the share of relevant units among the labeled ones of its class (Laplace
+    smoothed)."""
     if rows.size == 0 or pair.measures[name].family not in PAIR_FAMILIES:
-        return np.zeros(rows.size)
+        return np.zeros(rows.size), np.zeros(rows.size)
+    lo, hi, lo_low, hi_low, lo_high, hi_high = _scenarios(pair, name, rows)
+    removes = ((hi - lo) - np.maximum(hi_low - lo_low, hi_high - lo_high)).clip(min=0.0)
     lower, upper, _, _ = pair.intervals(name)
     towards_a = float(np.nanmean(lower) + np.nanmean(upper)) >= 0
     if pair.measures[name].family in RATIO_FAMILIES:
-        return _completion_progress(pair, name, rows, lower, upper, towards_a)
-    lo, hi, lo_low, hi_low, lo_high, hi_high = scenarios or _scenarios(pair, name, rows)
-    p = relevance_prior(pair, name, rows)
+        return removes, _completion_progress(pair, name, rows, lower, upper, towards_a)
+    u = pair.units
+    t = relevance_threshold(pair.measures[name], pair.protocol)
+    cls, known, size = _labeled_classes(u)
+    labeled_n = np.bincount(cls[known], minlength=size).astype(np.float64)
+    relevant_n = np.bincount(cls[known & (u.low >= t)], minlength=size).astype(np.float64)
+    p = ((relevant_n + 1.0) / (labeled_n + 2.0))[cls[rows]]
     if towards_a:
-        return p * (lo_high - lo) + (1 - p) * (lo_low - lo)
-    return p * (hi - hi_high) + (1 - p) * (hi - hi_low)
+        return removes, p * (lo_high - lo) + (1 - p) * (lo_low - lo)
+    return removes, p * (hi - hi_high) + (1 - p) * (hi - hi_low)
 
 
 #: Families whose pair interval is a ratio over a shared IDCG or \|R\|: one label narrows
@@ -212,10 +175,13 @@ def expected_progress(pair: PairEvaluation, name: str, rows: np.ndarray,
 RATIO_FAMILIES = frozenset({"nDCG", "R", "AP"})
 
 
-def expected_gains(pair: PairEvaluation, name: str) -> np.ndarray:
-    """float[U]: each unit's expected gain: its label's where known, else the mean label of
-    the labeled units of its class (as in :func:`relevance_prior`, Laplace smoothed
-    towards 1), scaled by its query's rate (labeled gain sum against the class means)."""
+def _completion_progress(pair: PairEvaluation, name: str, rows: np.ndarray, lower: np.ndarray,
+                         upper: np.ndarray, towards_a: bool) -> np.ndarray:
+    """Per row: how far labeling its whole query is expected to move the end of the query's
+    interval that must cross 0, per unknown unit of the query still to label. The query is
+    completed with each unknown unit at its expected gain (rounded): the mean label of the
+    labeled units of its class (Laplace smoothed towards 1), scaled by its query's rate
+    (labeled gain sum against the class means)."""
     u = pair.units
     cls, known, size = _labeled_classes(u)
     gain = u.low.astype(np.float64)
@@ -224,17 +190,8 @@ def expected_gains(pair: PairEvaluation, name: str) -> np.ndarray:
     predicted = np.bincount(u.query[known], weights=by_class[cls[known]], minlength=u.n)
     observed = np.bincount(u.query[known], weights=gain[known], minlength=u.n)
     scale = (observed + 1.0) / (predicted + 1.0)
-    guess = np.clip(by_class[cls] * scale[u.query], u.low, u.high)
-    return np.where(u.unknown, guess, gain)
-
-
-def _completion_progress(pair: PairEvaluation, name: str, rows: np.ndarray, lower: np.ndarray,
-                         upper: np.ndarray, towards_a: bool) -> np.ndarray:
-    """Per row: how far labeling its whole query is expected to move the end of the query's
-    interval that must cross 0 (to the query's difference with every unknown at its
-    :func:`expected_gains`, rounded), per unknown unit of the query still to label."""
-    u = pair.units
-    guess = np.rint(expected_gains(pair, name)).astype(np.int8)
+    expected = np.where(u.unknown, np.clip(by_class[cls] * scale[u.query], u.low, u.high), gain)
+    guess = np.rint(expected).astype(np.int8)
     completed = dataclasses.replace(u, low=guess, high=guess)
     est_lo, est_hi = pair_interval(completed, pair.measures[name], pair.protocol)
     # On an open population the outside units stay unknown: the end that must cross 0.
@@ -255,16 +212,6 @@ def candidate_rows(pair: PairEvaluation, name: str) -> np.ndarray:
 
 #: The automatic hint of a unit no automatic source judged (between gains 0 and 1).
 NO_HINT = 0.5
-
-
-def automatic_hint(pair: PairEvaluation, rows: np.ndarray,
-                   automatic: Mapping[tuple[str, str], float]) -> np.ndarray:
-    """float[len(rows)]: each row's automatic gain in ``automatic`` ((query id, unit id) ->
-    gain), :data:`NO_HINT` where none."""
-    qids = pair.query_ids
-    return np.array([automatic.get((qids[q], unit), NO_HINT) for q, unit in
-                     zip(pair.units.query[rows].tolist(), pair.units.unit_ids(rows), strict=True)],
-                    dtype=np.float64)
 
 
 def mean_automatic_gains(
@@ -305,7 +252,6 @@ def order_rows(pair: PairEvaluation, name: str, rows: np.ndarray, scores: np.nda
     those tied with one of the first ``head`` positions (the positions from there on are
     in queue order up to the unit ids of rows tied on every other key, which share their
     score, progress, query and ranks); without it, every row."""
-    u = pair.units
     keys = queue_keys(pair, name, rows, scores, progress, hint)
     order = np.lexsort(keys)  # stable: rows tied on every key stay in ``rows`` order
     if order.size < 2 or (head is not None and head <= 0):
@@ -324,7 +270,7 @@ def order_rows(pair: PairEvaluation, name: str, rows: np.ndarray, scores: np.nda
     named = order[:end]
     if not tied[: max(end - 1, 0)].any():
         return order
-    names = np.array(u.unit_ids(rows[named]), dtype=object)
+    names = np.array(pair.units.unit_ids(rows[named]), dtype=object)
     by_name = np.empty(end, dtype=np.int64)
     by_name[np.argsort(names, kind="stable")] = np.arange(end)
     order[:end] = named[np.lexsort((by_name, run[:end]))]
@@ -336,31 +282,26 @@ def decide_queue(pair: PairEvaluation, name: str, limit: int | None = 20, *,
                  automatic: Mapping[tuple[str, str], float] | None = None) -> DecideQueue:
     """The queue of ``name`` (see the module docstring); the first ``limit`` items; without
     ``estimate``, ``labels_to_decide`` is left None (not computed). ``automatic``
-    ((query id, unit id) -> automatic gain) only breaks ties of the order: the queue's
-    items, their scores and ``labels_to_decide`` do not depend on it."""
+    ((query id, unit id) -> automatic gain; :data:`NO_HINT` where none) only breaks ties of
+    the order: the queue's items, their scores and ``labels_to_decide`` do not depend on it."""
     u = pair.units
-    n = u.n
+    qids = pair.query_ids
     rows = candidate_rows(pair, name)
-    heuristic = pair.measures[name].family not in PAIR_FAMILIES
-    scenarios = None if heuristic or rows.size == 0 else _scenarios(pair, name, rows)
-    scores = row_scores(pair, name, rows, scenarios)
-    progress = expected_progress(pair, name, rows, scenarios)
-    hint = automatic_hint(pair, rows, automatic) if automatic else None
+    scores, progress = _scores(pair, name, rows)
+    hint = None
+    if automatic:
+        keys = zip(u.query[rows].tolist(), u.unit_ids(rows), strict=True)
+        hint = np.array([automatic.get((qids[q], unit), NO_HINT) for q, unit in keys],
+                        dtype=np.float64)
     order = order_rows(pair, name, rows, scores, progress, head=limit, hint=hint)
     rows, scores, progress = rows[order], scores[order], progress[order]
     needed = labels_to_decide(pair, name, rows, progress, scores) if estimate else None
-    qids = pair.query_ids
     head = rows if limit is None else rows[:limit]
+    n = max(u.n, 1)
     items = [
-        DecideItem(
-            query_id=qids[int(u.query[r])],
-            unit_id=unit,
-            removes=float(s) / max(n, 1),
-            progress=float(g) / max(n, 1),
-            rank_a=int(u.rank_a[r]),
-            rank_b=int(u.rank_b[r]),
-            kind="conflict" if bool(u.conflict[r]) else "unlabeled",
-        )
+        DecideItem(query_id=qids[int(u.query[r])], unit_id=unit, removes=float(s) / n,
+                   progress=float(g) / n, rank_a=int(u.rank_a[r]), rank_b=int(u.rank_b[r]),
+                   kind="conflict" if bool(u.conflict[r]) else "unlabeled")
         for r, unit, s, g in zip(head.tolist(), u.unit_ids(head), scores[: head.size].tolist(),
                                  progress[: head.size].tolist(), strict=True)
     ]
@@ -391,7 +332,7 @@ def smoothed_gain_counts(keys: np.ndarray, gains: np.ndarray, size: int) -> np.n
 def gain_distribution(pair: PairEvaluation, rows: np.ndarray) -> np.ndarray:
     """float[len(rows), MAX_GAIN + 1]: each row's chance of every gain, from the labeled
     units either run returned: the share of each gain among the labeled units of the
-    row's class (:func:`unit_class`), smoothed towards the share among all of them (as if
+    row's class (:func:`_labeled_classes`), smoothed towards the share among all of them (as if
     two more units of the class were labeled so), restricted to the row's possible gains
     (a unit in conflict: its annotators' range)."""
     u = pair.units
@@ -403,19 +344,16 @@ def gain_distribution(pair: PairEvaluation, rows: np.ndarray) -> np.ndarray:
     return probs / probs.sum(axis=1, keepdims=True)
 
 
-def labels_to_decide(pair: PairEvaluation, name: str, rows: np.ndarray,
-                     progress: np.ndarray | None = None, scores: np.ndarray | None = None
-                     ) -> int | None:
+def labels_to_decide(pair: PairEvaluation, name: str, rows: np.ndarray, progress: np.ndarray,
+                     scores: np.ndarray) -> int | None:
     """About how many labels, taken from the queue in its order, the comparison still
     needs: 0 when settled (decided or tied), None when it is undecidable or labeling every
-    queued unit is not expected to decide it.
+    queued unit is not expected to decide it (docs/decided-comparisons.md, "About N labels").
 
-    ``rows`` (with their ``scores`` and ``progress``) are taken in queue order, ties broken
-    by the ranks (not the unit ids, so the estimate does not depend on which rows the queue
-    named). Each of :data:`ESTIMATE_DRAWS` completions gives every queued unit a gain drawn from
-    :func:`gain_distribution` (by a hash of its query and ranks: the same unit draws the same
-    gain however the pair was read); the count is the first at which the mean interval
-    settles. The median count is reported (None when most draws never settle)."""
+    The median, over :data:`ESTIMATE_DRAWS` completions drawn from :func:`gain_distribution`,
+    of the first count at which the mean interval settles. Ties of the order and each
+    unit's drawn gain (a hash of its query and ranks) do not depend on unit ids: the
+    estimate is the same however the pair was read."""
     lower, upper, _, _ = pair.intervals(name)
     if lower.size == 0 or np.isnan(lower).any() or np.isnan(upper).any():
         return None
@@ -428,8 +366,6 @@ def labels_to_decide(pair: PairEvaluation, name: str, rows: np.ndarray,
     if rows.size == 0:
         return None
     u = pair.units
-    scores = np.zeros(rows.size) if scores is None else scores
-    progress = np.zeros(rows.size) if progress is None else progress
     keys = queue_keys(pair, name, rows, scores, progress)
     rows = rows[np.lexsort((u.rank_b[rows], u.rank_a[rows], *keys))]
     cum = np.cumsum(gain_distribution(pair, rows), axis=1)
@@ -522,10 +458,9 @@ def _settle_steps(q: np.ndarray, steps: np.ndarray, ends: list[np.ndarray],
     place); the index among the steps at which the mean interval settles, or None."""
     n = state[0].size
     order = np.lexsort((steps, q))
-    run_lo, d_lo, open_lo, d_open_lo = _running(q, order, ends[0], state[0], ends[2],
-                                                state[2], upper=False)
-    run_hi, d_hi, open_hi, d_open_hi = _running(q, order, ends[1], state[1], ends[3],
-                                                state[3], upper=True)
+    (run_lo, d_lo, open_lo, d_open_lo), (run_hi, d_hi, open_hi, d_open_hi) = (
+        _running(q, order, ends[i], state[i], ends[i + 2], state[i + 2], upper=i == 1)
+        for i in (0, 1))
     back = np.empty(order.size, dtype=np.int64)
     back[order] = np.arange(order.size)  # step order from the sorted one
 

@@ -120,7 +120,8 @@ def inspect_query(
     complete = ref.complete.get(query_id, False)
     shown_ids = [u for u, _ in ranked if allowed is None or u in allowed]
     titles: dict[str, str] = {}
-    withheld: dict[str, str] = {}
+    outside = "text withheld: outside the run's permitted set (a permission_violation)"
+    withheld = {u: outside for u, _ in ranked if allowed is not None and u not in allowed}
     documents = get_documents(handle.db, study.corpus_id, shown_ids).values()
     refusals = document_refusals(handle.db, handle.actor, study.corpus_id,
                                  [doc.owner_org for doc in documents])
@@ -174,12 +175,8 @@ def inspect_query(
                 permission_violation=violation,
                 conflict=state == "conflict",
                 beyond_k=rank > run.k,
-                title=None if violation else titles.get(unit_id),
-                title_withheld=(
-                    "text withheld: outside the run's permitted set (a permission_violation)"
-                    if violation
-                    else withheld.get(unit_id)
-                ),
+                title=titles.get(unit_id),
+                title_withheld=withheld.get(unit_id),
             )
         )
     protocol = study.protocol()

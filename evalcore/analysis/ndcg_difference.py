@@ -1,56 +1,21 @@
-r"""Exact bounds on one query's ``nDCG_A@k - nDCG_B@k`` over the unknown gains both runs share.
+r"""Exact bounds on one query's ``nDCG_A@k - nDCG_B@k`` over the unknown gains both runs share
+(docs/decided-comparisons.md, "nDCG's joint search", gives the argument).
 
-The difference is ``f(g) = (DCG_A - DCG_B) / IDCG`` (0 in a completion where IDCG
-is 0, as :mod:`evalcore.analysis.decision` counts it), where a completion ``g``
-gives ONE gain to every unknown unit, and that gain enters both runs' DCG and
-the IDCG they share. The IDCG population of a completion (the population rule
-of the evidence contract, sections 10-12) is:
+The difference is ``f(g) = (DCG_A - DCG_B) / IDCG`` (0 in a completion where IDCG is 0),
+where a completion ``g`` gives ONE gain to every unknown unit, entering both runs' DCG and
+the IDCG they share. The IDCG population (contract sections 10-12): the reference labels
+of known gain; those in conflict at one gain of their annotators' range (the *outside*
+ones, in no run's cut, move the IDCG only); every unlabeled unit either run returns in its
+cut; on a population not declared complete, up to min(k, U_out) outside units at any gain
+(moving the IDCG only, like the outside conflicts).
 
-* the reference labels of known gain;
-* the reference labels in conflict, each at one gain of its annotators' range
-  (the *inside* ones are returned in a run's cut, the *outside* ones are not:
-  they move the IDCG only);
-* every unlabeled unit either run returns in its cut, at its completed gain
-  (0..MAX_GAIN);
-* on a population not declared complete (section 12), the *outside units*:
-  corpus units with no label in neither cut, each at a gain 0..MAX_GAIN. Only
-  min(k, U_out) of them can enter IDCG@k, and they move the IDCG only, like the
-  outside conflicts. On a complete population there are none.
-
-Write ``c_u = disc_A(u) - disc_B(u)`` (a unit's discount in A's cut minus in
-B's), so ``DCG_A - DCG_B = N0 + sum over unknown inside units of c_u * gain_u``.
-The minimum of ``f`` (the maximum is the minimum with A and B swapped) is found
-exactly from three facts:
-
-1. **Sign phases.** IDCG never decreases when a gain rises. If the minimum is
-   below 0 (``N < 0``), lowering a unit with ``c_u >= 0`` or an outside conflict
-   lowers ``N`` (or keeps it) and lowers IDCG, so ``f`` does not rise: some
-   minimiser has them all at their lowest gain. If the minimum is at least 0,
-   raising a unit with ``c_u <= 0`` or an outside conflict to its highest gain
-   does not raise ``f`` (``N`` stays >= 0, else the minimum would be < 0). So
-   the minimum is the least of two searches, each over the units of ONE sign of
-   ``c_u`` only (the *active* units), the others fixed, and 0 when a completion
-   has IDCG 0 (the second search runs only where the first found no negative
-   minimum).
-2. **Rearrangement.** IDCG depends on the multiset of gains only. For one
-   multiset of gains over the active units, ``N`` is least when the highest
-   gains go to the most negative ``c_u``; so only the monotone assignments
-   (active units sorted by ``c_u``, gains non-increasing) matter. One is a
-   chain ``B_0 <= ... <= B_3 <= m`` (``B_j``: how many get a gain >= 4 - j).
-3. **A chain programme inside Dinkelbach's iteration.** Over such chains both
-   ``N`` and IDCG@k are sums of one term per ``B_j`` (the labels of one gain
-   fill a block of ideal ranks, so IDCG telescopes over the gain levels), so
-   ``min N - lambda * IDCG`` is a dynamic programme of prefix minima, and
-   Dinkelbach's iteration (``lambda`` <- the ratio of that minimiser) reaches
-   the least ratio in a few steps; it stops when the minimum is >= 0, where
-   ``lambda`` is attained by a completion.
-
-Both ends are therefore **exact** (attained by a completion) when every
-active unit is unlabeled, whatever their number. An active unit in conflict is
-searched over 0..MAX_GAIN rather than its annotators' range (a superset of
-completions: still sound, not always tight). A query the iteration has not
-settled after :data:`MAX_STEPS` steps is NaN (the caller keeps its cheaper
-bound there). All arithmetic is numpy over (query, gain level, count) arrays.
+With ``c_u = disc_A(u) - disc_B(u)``, the minimum of ``f`` (the maximum: A and B swapped)
+is the least of two searches, each over the units of ONE sign of ``c_u`` (sign phases:
+IDCG never falls when a gain rises), over monotone gain assignments only (IDCG depends on
+the multiset of gains), by a chain programme inside Dinkelbach's iteration (:func:`_search`).
+Both ends are **exact** when every active unit is unlabeled; one in conflict is searched
+over 0..MAX_GAIN (sound, not always tight); a query not settled after :data:`MAX_STEPS`
+steps is NaN (the caller keeps its cheaper bound there).
 """
 
 from __future__ import annotations
@@ -162,32 +127,6 @@ def _search_block(active_q: np.ndarray, active_c: np.ndarray, n0: np.ndarray,
     return found
 
 
-def _least(units: PairUnits, c: np.ndarray, var: np.ndarray, n0: np.ndarray,
-           fixed: np.ndarray, outside: tuple[np.ndarray, np.ndarray], zero_possible: np.ndarray,
-           k: np.ndarray, table: np.ndarray, cum: np.ndarray,
-           needed: np.ndarray | None) -> np.ndarray:
-    """The least of ``f`` per query (module docstring); ``c``: the net discounts of the
-    objective (A - B, or B - A for the maximum); NaN on the queries not ``needed``."""
-    n, q = units.n, units.query
-    best = np.where(zero_possible, 0.0, np.inf)
-    if needed is None:
-        todo = np.arange(n)
-    else:
-        best[~needed] = np.nan
-        todo = np.flatnonzero(needed)
-    for sign, at, out_counts in ((-1, units.low, outside[0]), (1, units.high, outside[1])):
-        # sign -1: the phase "minimum below 0": active units have c < 0, the rest at lowest.
-        active = var & (c * sign > 0)
-        rest = var & ~active
-        base = fixed + out_counts + level_counts(q[rest], at[rest], n)
-        start = n0 + segment_sum(q[rest], c[rest] * table[at[rest]], n)
-        found = _search(q[active], c[active], start, base, k, table, cum, todo)
-        best = np.minimum(best, found)  # NaN (not settled) wins: the caller falls back
-        # A minimum below 0 is the first phase's: the second only runs where it is not.
-        todo = np.flatnonzero(best >= 0)
-    return best
-
-
 def exact_difference(units: PairUnits, in_a: np.ndarray, in_b: np.ndarray, k: np.ndarray,
                      table: np.ndarray, disc: np.ndarray, needed: np.ndarray | None = None,
                      outside_units: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -226,6 +165,26 @@ def exact_difference(units: PairUnits, in_a: np.ndarray, in_b: np.ndarray, k: np
     # IDCG is 0 in some completion exactly when every gain can be 0 at once.
     lowest = fixed + outside[0] + level_counts(q[var], units.low[var], n)
     zero_possible = (lowest[:, 1:] * (table[1:] > 0)).sum(axis=1) == 0
-    lower = _least(units, c, var, n0, fixed, outside, zero_possible, k, table, cum, needed)
-    upper = -_least(units, -c, var, -n0, fixed, outside, zero_possible, k, table, cum, needed)
-    return lower, upper
+
+    def least(c: np.ndarray, n0: np.ndarray) -> np.ndarray:
+        """The least of ``f`` per query; ``c``: the net discounts of the objective (A - B,
+        or B - A for the maximum); NaN on the queries not ``needed``."""
+        best = np.where(zero_possible, 0.0, np.inf)
+        if needed is None:
+            todo = np.arange(n)
+        else:
+            best[~needed] = np.nan
+            todo = np.flatnonzero(needed)
+        for sign, at, out_counts in ((-1, units.low, outside[0]), (1, units.high, outside[1])):
+            # sign -1: the phase "minimum below 0": active units have c < 0, the rest at lowest.
+            active = var & (c * sign > 0)
+            rest = var & ~active
+            base = fixed + out_counts + level_counts(q[rest], at[rest], n)
+            start = n0 + segment_sum(q[rest], c[rest] * table[at[rest]], n)
+            found = _search(q[active], c[active], start, base, k, table, cum, todo)
+            best = np.minimum(best, found)  # NaN (not settled) wins: the caller falls back
+            # A minimum below 0 is the first phase's: the second only runs where it is not.
+            todo = np.flatnonzero(best >= 0)
+        return best
+
+    return least(c, n0), -least(-c, -n0)

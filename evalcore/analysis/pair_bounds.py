@@ -1,54 +1,24 @@
 """Bounds on each query's difference ``A - B`` taken directly over the shared unknowns.
 
-Each run's own bounds give ``[lower_A - upper_B, upper_A - lower_B]`` (the
-*naive* interval): it lets one unlabeled unit returned by both runs be relevant
-for A and non-relevant for B at once. Here every unknown unit has ONE gain in a
-completion, and the difference is bounded over those joint completions
-(:class:`~evalcore.analysis.pair_units.PairUnits`). Per family:
-
-* **P@k, RBP@k** (a sum over positions of weight x relevance): ``A - B`` is a
-  sum over units of ``(w_A(u) - w_B(u)) * rel(u)``; its extremes take each
-  unknown unit relevant or not by the sign of its own net weight. **Exact**
-  (both ends are attained by a completion). A unit both runs return at the same
-  rank does not move the difference at all.
-* **RR@k, Success@k** (a decreasing function of the first relevant rank):
-  the minimum of ``A - B`` is attained with B's first relevant unit at one of
-  its unknown units before its first certainly relevant one (or none), that unit
-  relevant, everything else unknown non-relevant; every candidate is tried, so
-  the bounds are **exact** (the maximum is the same with A and B swapped).
-* **nDCG@k** (the two runs share one IDCG): **exact** when every unknown unit in
-  the cuts is unlabeled: :mod:`evalcore.analysis.ndcg_difference` finds the least and
-  greatest ``(DCG_A - DCG_B) / IDCG`` over the joint completions (sign phases, monotone
-  gain assignments, a chain programme inside Dinkelbach's iteration); a unit in
-  conflict there is searched over every gain (sound, not always tight). It is
-  intersected with the box bound below (so never wider than it), which is also the
-  fallback where the search does not settle.
-* **nDCG's box bound** (intersected with the search): ``A - B = N / D`` with ``N =
-  DCG_A - DCG_B`` bounded exactly per unit as above, and ``D`` (IDCG) between its
-  values with every unknown at its lowest and at its highest gain (at least 1 in a
-  completion where it is positive): **sound and exact in sign**, not the tightest in
-  size. nDCG needs both runs at the same cutoff on the query (IDCG@k), else the naive
-  interval is used.
-* **R@k** (the runs share \\|R\\|): **exact** in closed form (:func:`_recall`): the
-  least difference has every unknown unit only A has non-relevant, every one only B
-  has relevant, and the units both or neither have all relevant or none.
-* **AP@k** (the runs share \\|R\\|): each run's precision sum split into per-unit shares
-  and pair terms (:func:`_average_precision`); **exact** when the cuts hold no unknown
-  unit (and tied when both runs rank the unknown ones alike), sound otherwise.
-* **Judged@k**: has no unknowns (its difference is known).
+Each run's own bounds give ``[lower_A - upper_B, upper_A - lower_B]`` (the *naive*
+interval): it lets one unlabeled unit returned by both runs be relevant for A and
+non-relevant for B at once. Here every unknown unit has ONE gain in a completion, and the
+difference is bounded over those joint completions
+(:class:`~evalcore.analysis.pair_units.PairUnits`). :data:`METHODS` says how each family
+is bounded and where it is exact (docs/decided-comparisons.md, "Bounds per measure",
+gives the table and the nDCG search); each family's function gives its argument.
 
 **Open populations** (contract section 12): besides the unknown units in the cuts, up
 to ``U_out`` outside units (:meth:`PairUnits.outside`: unlabeled, in neither cut) may be
 relevant with any gain, in both runs' population alike. They enter nDCG's IDCG (at most
-min(k, ``U_out``) of them, at the highest gain, in the search and the box) and R's and
-AP's \\|R\\| (any number 0..``U_out``). With ``U_out`` unbounded an R or AP difference
-that is positive with no outside unit relevant stays positive in every completion and
-only approaches 0 as they grow: that end is *open* (:func:`pair_interval_ends`), and a
-verdict may rest on it (``Decision.lower_open``). A completion in which no unit is
-relevant counts as a difference of 0.
+min(k, ``U_out``) of them, at the highest gain) and R's and AP's \\|R\\| (any number
+0..``U_out``). With ``U_out`` unbounded an R or AP difference that is positive with no
+outside unit relevant stays positive in every completion and only approaches 0: that end
+is *open* (:func:`pair_interval_ends`), and a verdict may rest on it
+(``Decision.lower_open``). A completion in which no unit is relevant counts as a
+difference of 0.
 
-All arithmetic is numpy over the unit rows; NaN marks a query the pair method
-does not cover (the caller uses the naive interval there).
+NaN marks a query the pair method does not cover (the caller uses the naive interval).
 """
 
 from __future__ import annotations
@@ -151,8 +121,20 @@ def net_weight(units: PairUnits, measure: Measure, protocol: EvalProtocol) -> np
     return in_a.astype(np.float64) - in_b.astype(np.float64)
 
 
+def first_sure_ranks(units: PairUnits, sure: np.ndarray, in_a: np.ndarray,
+                     in_b: np.ndarray) -> Arrays2:
+    """Per query, each run's first rank in its cut holding a ``sure`` row (int64 max: none)."""
+    big = np.iinfo(np.int64).max
+
+    def first(in_x: np.ndarray, rank: np.ndarray) -> np.ndarray:
+        return segment_reduce(np.minimum, units.query, np.where(sure & in_x, rank, big),
+                              np.full(units.n, big, dtype=np.int64))
+
+    return first(in_a, units.rank_a), first(in_b, units.rank_b)
+
+
 def _first_relevant(units: PairUnits, measure: Measure, protocol: EvalProtocol) -> Arrays2:
-    n, q = units.n, units.query
+    q = units.query
     in_a, in_b, _, _ = cut_and_cutoffs(units, measure)
     sure, maybe = _relevance(units, measure, protocol)
 
@@ -162,10 +144,7 @@ def _first_relevant(units: PairUnits, measure: Measure, protocol: EvalProtocol) 
         return (rank > 0).astype(np.float64)
 
     big = np.iinfo(np.int64).max
-    first_a = segment_reduce(np.minimum, q, np.where(sure & in_a, units.rank_a, big),
-                             np.full(n, big, dtype=np.int64))
-    first_b = segment_reduce(np.minimum, q, np.where(sure & in_b, units.rank_b, big),
-                             np.full(n, big, dtype=np.int64))
+    first_a, first_b = first_sure_ranks(units, sure, in_a, in_b)
     base = f(np.where(first_a == big, 0, first_a)) - f(np.where(first_b == big, 0, first_b))
 
     def min_difference(first_x, first_y, rank_x, rank_y, in_x, in_y, start):
@@ -192,6 +171,12 @@ def _ratio_box(n_lo: np.ndarray, n_hi: np.ndarray, d_lo: np.ndarray, d_hi: np.nd
 
 def _ndcg(units: PairUnits, measure: Measure, protocol: EvalProtocol,
           needed: np.ndarray | None = None) -> Arrays2:
+    """nDCG@k (the runs share one IDCG): the joint search of
+    :mod:`evalcore.analysis.ndcg_difference` (exact when every unknown unit in the cuts is
+    unlabeled; a unit in conflict is searched over every gain: sound), intersected with the
+    box bound ``N / D`` (``N = DCG_A - DCG_B`` exact per unit, ``D`` the IDCG between its
+    values with every unknown at its lowest and highest gain: sound, exact in sign), its
+    fallback. NaN where the runs' cutoffs differ on the query (IDCG@k is not shared)."""
     n, q = units.n, units.query
     in_a, in_b, ka, kb = cut_and_cutoffs(units, measure)
     table = gain_values(protocol.gain)
@@ -264,14 +249,15 @@ def _fraction(num: np.ndarray, den: np.ndarray) -> np.ndarray:
         return np.where((den > 0) & np.isfinite(den), num / np.where(den > 0, den, 1.0), 0.0)
 
 
-def _reference_counts(units: PairUnits, measure: Measure, protocol: EvalProtocol,
-                      in_a: np.ndarray, in_b: np.ndarray
-                      ) -> Arrays3:
-    """Per query (``D0``: certainly relevant reference units; ``Y``: how many units outside
-    both cuts may be relevant: the reference conflicts across the threshold there and the
-    outside units of section 12, np.inf when unbounded; ``maybe``: bool[U], rows of unknown
+def _reference_counts(units: PairUnits, measure: Measure, protocol: EvalProtocol
+                      ) -> tuple[np.ndarray, ...]:
+    """What R and AP share: (in A's cut, in B's cut, certainly relevant rows, per query
+    ``D0``: certainly relevant reference units, per query ``Y``: how many units outside both
+    cuts may be relevant: the reference conflicts across the threshold there and the outside
+    units of section 12, np.inf when unbounded; ``maybe``: bool[U], rows of unknown
     relevance in a cut)."""
     n, q = units.n, units.query
+    in_a, in_b, _, _ = cut_and_cutoffs(units, measure)
     t = relevance_threshold(measure, protocol)
     sure, maybe = _relevance(units, measure, protocol)
     maybe = maybe & (in_a | in_b)
@@ -282,7 +268,7 @@ def _reference_counts(units: PairUnits, measure: Measure, protocol: EvalProtocol
     straddling = (units.ref_high >= t) & (units.ref_low < t)
     v_out = (np.bincount(units.ref_query[straddling], minlength=n)
              - np.bincount(q[maybe & ~units.unlabeled], minlength=n))
-    return d0, v_out + units.outside(in_a, in_b), maybe
+    return in_a, in_b, sure, d0, v_out + units.outside(in_a, in_b), maybe
 
 
 def _recall(units: PairUnits, measure: Measure, protocol: EvalProtocol) -> tuple[np.ndarray, ...]:
@@ -294,9 +280,7 @@ def _recall(units: PairUnits, measure: Measure, protocol: EvalProtocol) -> tuple
     monotone in ``z``: the least is at ``p = 0, m = M, z`` in {0, Z}, the greatest at
     ``p = P, m = 0, z`` in {0, Z}. A completion with \\|R\\| = 0 counts as 0."""
     n, q = units.n, units.query
-    in_a, in_b, _, _ = cut_and_cutoffs(units, measure)
-    sure, _ = _relevance(units, measure, protocol)
-    d0, y, maybe = _reference_counts(units, measure, protocol, in_a, in_b)
+    in_a, in_b, sure, d0, y, maybe = _reference_counts(units, measure, protocol)
     c = in_a.astype(np.float64) - in_b.astype(np.float64)
     known = sure & (in_a | in_b)
     n0 = segment_sum(q[known], c[known], n)
@@ -418,9 +402,7 @@ def _average_precision(units: PairUnits, measure: Measure, protocol: EvalProtoco
     cuts hold no unknown unit (the numerator is then known) and when both runs rank the
     unknown units alike."""
     q = units.query
-    in_a, in_b, _, _ = cut_and_cutoffs(units, measure)
-    sure, _ = _relevance(units, measure, protocol)
-    d0, y, maybe = _reference_counts(units, measure, protocol, in_a, in_b)
+    in_a, in_b, sure, d0, y, maybe = _reference_counts(units, measure, protocol)
     base_a, alone_a, crowd_a = _ap_terms(units, in_a, units.rank_a, sure, maybe)
     base_b, alone_b, crowd_b = _ap_terms(units, in_b, units.rank_b, sure, maybe)
     # The rows in an order of their own (best rank, then ranks), not of their unit ids:
@@ -443,6 +425,8 @@ def _average_precision(units: PairUnits, measure: Measure, protocol: EvalProtoco
 
 
 def _top(units: PairUnits, measure: Measure, protocol: EvalProtocol) -> Arrays2:
+    """P@k and RBP@k, exact: ``A - B`` is a sum over units of ``(w_A - w_B) * rel``; its
+    extremes take each unknown unit relevant or not by the sign of its net weight."""
     in_a, in_b, ka, kb = cut_and_cutoffs(units, measure)
     sure, maybe = _relevance(units, measure, protocol)
     return _additive(units, _weights(units, measure, in_a, in_b, ka, kb), maybe, sure)

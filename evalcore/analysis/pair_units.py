@@ -29,6 +29,9 @@ from evalcore.compute.batch import CONFLICT_BASE, CodedUnits, ObservationBatch
 from evalcore.compute.measures.ranking import RankingArrays
 from evalcore.contract.query_order import natural_key
 
+#: The per-row fields of :class:`PairUnits` (int64 or bool or int8 [U]; None where absent).
+_ROW_FIELDS = "query rank_a rank_b low high unlabeled conflict unit_code row_ref".split()
+
 
 @dataclass(frozen=True, eq=False)
 class PairUnits:
@@ -58,9 +61,9 @@ class PairUnits:
     row_ref: np.ndarray | None = None
 
     def outside(self, in_a: np.ndarray, in_b: np.ndarray) -> np.ndarray:
-        """float64[n]: ``U_out`` of the pair at these cuts (bool[U] per run): the corpus units
-        with no label in neither cut, any number of which may be relevant (np.inf:
-        unbounded; 0 on a complete population)."""
+        """float64[n]: ``U_out`` of the pair at these cuts: the corpus units with no label in
+        neither cut, any number of which may be relevant (np.inf: unbounded; 0 on a
+        complete population)."""
         if self.unlabeled_pool is None:
             return np.zeros(self.n)
         inside = np.bincount(self.query[self.unlabeled & (in_a | in_b)], minlength=self.n)
@@ -87,7 +90,7 @@ class PairUnits:
         if self.unit_names is None or self.unit_code is None:
             return [str(r) for r in np.asarray(rows).tolist()]
         at = self.unit_code[np.asarray(rows, dtype=np.int64)]
-        if isinstance(self.unit_names, _NamedCodes):
+        if isinstance(self.unit_names, NamedCodes):
             return self.unit_names.take(at)
         names = self.unit_names
         return [names[i] for i in at.tolist()]
@@ -100,12 +103,9 @@ class PairUnits:
     def subset(self, keep: np.ndarray) -> PairUnits:
         """The unit rows ``keep`` (bool[U]) of every query; the reference labels, cutoffs and
         query count unchanged."""
+        rows = {name: getattr(self, name) for name in _ROW_FIELDS}
         return dataclasses.replace(
-            self, query=self.query[keep], rank_a=self.rank_a[keep], rank_b=self.rank_b[keep],
-            low=self.low[keep], high=self.high[keep], unlabeled=self.unlabeled[keep],
-            conflict=self.conflict[keep],
-            unit_code=None if self.unit_code is None else self.unit_code[keep],
-            row_ref=None if self.row_ref is None else self.row_ref[keep])
+            self, **{name: None if a is None else a[keep] for name, a in rows.items()})
 
     def what_if(self, rows: np.ndarray, gains: np.ndarray) -> PairUnits:
         """One scenario per (row, gain): the row's query with that unit's gain fixed.
@@ -235,7 +235,7 @@ def align(
         # Packed from one study read's unit codes: grouped by code, named when asked.
         codes = np.concatenate((batch_a.pos_unit, batch_b.pos_unit))
         group, rep, query = _grouped(queries, codes)
-        flat = _NamedCodes(codes, batch_a.top_units.names)
+        flat = NamedCodes(codes, batch_a.top_units.names)
     else:
         flat = list(chain(chain.from_iterable(batch_a.top_units),
                           chain.from_iterable(batch_b.top_units)))
@@ -247,12 +247,11 @@ def align(
     # Both runs read the same reference labels, so a unit both returned has one range.
     low = np.zeros(size, dtype=np.int8)
     high = np.zeros(size, dtype=np.int8)
-    for code, r in ((code_b, ranking_b), (code_a, ranking_a)):
-        low[code] = r.low
-        high[code] = r.high
     unlabeled = np.zeros(size, dtype=bool)
     conflict = np.zeros(size, dtype=bool)
-    for code, r in ((code_a, ranking_a), (code_b, ranking_b)):
+    for code, r in ((code_b, ranking_b), (code_a, ranking_a)):  # A's range wins
+        low[code] = r.low
+        high[code] = r.high
         unlabeled[code[r.unlabeled]] = True
         conflict[code[r.conflict]] = True
     rank_a = _first_rank(size, code_a, ranking_a)
@@ -291,7 +290,7 @@ def _conflict_refs(batch: ObservationBatch, conflict: np.ndarray, query: np.ndar
     index = {(q, unit): int(j) for (q, unit, _), j in zip(batch.conflict_labels, at.tolist(),
                                                           strict=True)}
     out = np.full(conflict.size, -1, dtype=np.int64)
-    names = flat.take(rep[rows]) if isinstance(flat, _NamedCodes) else [
+    names = flat.take(rep[rows]) if isinstance(flat, NamedCodes) else [
         flat[i] for i in rep[rows].tolist()]
     out[rows] = [index.get((q, name), -1) for q, name in zip(query[rows].tolist(), names,
                                                             strict=True)]
@@ -329,8 +328,8 @@ def _grouped(query: np.ndarray, codes: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return group, order[new], qs[new]
 
 
-class _NamedCodes(Sequence[str]):
-    """Positions' unit ids named from their codes one at a time, when read."""
+class NamedCodes(Sequence[str]):
+    """Ids named from their codes (``names`` of an int array) only when read."""
 
     def __init__(self, codes: np.ndarray, names: Callable[[np.ndarray], Sequence[str]]) -> None:
         self._codes, self._names = codes, names

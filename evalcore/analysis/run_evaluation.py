@@ -37,8 +37,9 @@ def evaluate_run_measures(
     *,
     query_ids: Sequence[str] | None = None,
 ) -> tuple[EvaluationReport, EvaluationReport | None]:
-    """:func:`evaluate_run_measures` for a caller that authorised the read already
-    (``query_ids``: a resolved query set, else the run's queries)."""
+    """:func:`evaluate_run` and, with ``measures``, the report of those measures, for a caller
+    that authorised the read already (``query_ids``: a resolved query set, else the run's
+    queries)."""
     if protocol is None:
         protocol = study.settings.protocol()
     run = pack_stored_run(study, run_name, reference, protocol, query_ids=query_ids)

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from evalcore.analysis.pair_units import NamedCodes
 from evalcore.api.evaluate import evaluate as evaluate_trec
 from evalcore.compute.batch import CONFLICT_BASE, ObservationBatch
 from evalcore.compute.evaluate import compute, packing_depth
@@ -110,9 +111,11 @@ def _compat_side_coded(side: RunColumns, measures: Sequence[Measure],
     label_offsets, label_at = _csr_rows(np.concatenate(([0], np.cumsum(n_kept))), rows)
     kept_at = np.flatnonzero(kept)[label_at]
     depth = packing_depth(measures)
+    # The labels' ids, named only if read (only a label in conflict is, and none is left).
+    label_ids = NamedCodes(kept_at, lambda at: [labels.ids[i] for i in at.tolist()])
     batch = ObservationBatch.from_unit_codes(
         [query_ids[i] for i in rows.tolist()], depth, rank_offsets, ranking.codes[rank_at],
-        label_offsets, labels.units[kept_at], labels.gain[kept_at], _Picked(labels.ids, kept_at),
+        label_offsets, labels.units[kept_at], labels.gain[kept_at], label_ids,
         np.ones(rows.size, dtype=bool), ranking.names, protocol=protocol, min_depth=depth)
     return _means(batch, measures, protocol, scope.notes)
 
@@ -149,19 +152,6 @@ def _csr_rows(offsets: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.nda
     at = np.arange(int(out[-1]), dtype=np.int64) + np.repeat(offsets[:-1][rows] - out[:-1],
                                                              lengths)
     return out, at
-
-
-class _Picked(Sequence[str]):
-    """``ids[at[i]]``, read only when asked (only a label in conflict is, and none is left)."""
-
-    def __init__(self, ids: Sequence[str], at: np.ndarray) -> None:
-        self._ids, self._at = ids, at
-
-    def __len__(self) -> int:
-        return self._at.size
-
-    def __getitem__(self, i):  # type: ignore[override]
-        return self._ids[int(self._at[i])]
 
 
 def _trec_input(

@@ -35,12 +35,16 @@ argument is evaluated by the metric computer as before
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from numbers import Integral
 from typing import Any, overload
 
-from evalcore.api.inputs import TrecSource, trec_input
+import numpy as np
+
+from evalcore.api.inputs import TrecSource, checked_gain_map, trec_input
 from evalcore.api.result import EvaluationResult
 from evalcore.compute import evaluate as compute
 from evalcore.contract.evaluation_protocol import EvalProtocol, GainMode
+from evalcore.contract.limits import MAX_K
 from evalcore.contract.measures import Measure, parse_measure
 from evalcore.contract.observation import Observation
 from evalcore.contract.results import Diagnostics, EvaluationReport
@@ -89,6 +93,9 @@ def evaluate(
     that does not parse, and ``ValueError`` for options that do not fit together.
     """
     parsed = _measures(measures)
+    gain_map = checked_gain_map(gain_map)
+    if isinstance(relevance_threshold, Integral) and not isinstance(relevance_threshold, bool):
+        relevance_threshold = int(relevance_threshold)  # a numpy integer is the integer it holds
     chosen = {
         name: value
         for name, value, default in (
@@ -168,9 +175,9 @@ def _measures(measures: MeasureNames | None) -> tuple[Measure, ...] | None:
 def _cutoff(k: int | None, measures: tuple[Measure, ...] | None) -> int:
     """The observations' k: given, or the deepest named cutoff."""
     if k is not None:
-        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
-            raise ValueError(f"k must be an integer >= 1, got {k!r}")
-        return k
+        if isinstance(k, bool | np.bool_) or not isinstance(k, Integral) or not 1 <= k <= MAX_K:
+            raise ValueError(f"k must be an integer >= 1 and at most {MAX_K} (2^63 - 1), got {k!r}")
+        return int(k)
     uncut = [str(m) for m in measures or () if m.k is None]
     if measures is None or uncut:
         named = f"measure {', '.join(uncut)} has no @k" if uncut else "no measures are named"

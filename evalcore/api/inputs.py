@@ -18,18 +18,21 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from numbers import Integral, Real
 from os import PathLike
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from evalcore.compute.batch import ObservationBatch
 from evalcore.contract.evaluation_protocol import EvalProtocol
+from evalcore.contract.gains import MAX_GAIN
 from evalcore.contract.results import Diagnostics
 from evalcore.io.ranked import (
     Judged,
     Ranked,
     join,
     judged_from_qrels,
-    ranked_from_dicts,
     ranked_from_run,
 )
 from evalcore.io.trec import Qrels, TrecRun, read_both, read_qrels, read_run
@@ -37,6 +40,32 @@ from evalcore.io.trec import Qrels, TrecRun, read_both, read_qrels, read_run
 if TYPE_CHECKING:
     from evalcore.contract.observation import Observation
     from evalcore.io.trec import ColumnarInput
+
+def checked_gain_map(gain_map: object) -> Mapping[Any, int] | None:
+    """``gain_map`` when it maps gains (numbers: integers, or decimal gains such as 0.5, as
+    ``--gain-map`` takes them) to integers 0..4, else ValueError naming every wrong entry: a
+    target such as 1.5 would otherwise be cut to an integer without a word."""
+    if gain_map is None:
+        return None
+    example = "e.g. gain_map={-1: 0, 5: 4}"
+    if isinstance(gain_map, str):
+        raise ValueError(f"gain_map is a dict, {example}, not the text {gain_map[:60]!r} "
+                         "(the command line's --gain-map form)")
+    if not isinstance(gain_map, Mapping):
+        raise ValueError(f"gain_map must be a dict of gain -> gain 0..{MAX_GAIN}, {example}; "
+                         f"got {type(gain_map).__name__}")
+    wrong = [
+        f"{source!r}: {target!r}"
+        for source, target in gain_map.items()
+        if not (isinstance(source, Real) and not isinstance(source, bool | np.bool_))
+        or not (isinstance(target, Integral) and not isinstance(target, bool | np.bool_)
+                and 0 <= target <= MAX_GAIN)
+    ]
+    if wrong:
+        raise ValueError(f"gain_map maps gains (numbers) to integers 0..{MAX_GAIN}, {example}; "
+                         f"not {', '.join(wrong[:5])}")
+    return gain_map
+
 
 #: What a qrels or run argument may be: a path, a nested dict, a pandas DataFrame, a pyarrow
 #: Table, already-read :class:`Qrels` / :class:`TrecRun`, or prepared qrels
@@ -94,33 +123,23 @@ def as_judged(
 
 
 def as_ranked(value: TrecSource, *, extra_columns: bool = False, depth: int = 0) -> Ranked:
-    """A ranked run from a path, a nested dict, a table or a read :class:`TrecRun`; a plain
-    nested dict is ranked in bulk and held to its top ``depth`` positions (0: all)."""
-    fast = ranked_from_dicts(value, depth)
-    if fast is not None:
-        return fast
+    """A ranked run from a path, a nested dict, a table or a read :class:`TrecRun`; a dict or
+    a table is held to its top ``depth`` positions (0: all)."""
     if isinstance(value, str | PathLike):
         value = read_run(value, extra_columns=extra_columns)
     if isinstance(value, TrecRun):
         return ranked_from_run(value)
     from evalcore.io.trec_mappings import ranked_from_mapping  # not needed for files
 
-    return ranked_from_mapping(value)
+    return ranked_from_mapping(value, depth=depth)
 
 
-def _table_qrels(qrels: TrecSource, run: TrecSource) -> Any:
-    """With a run table: the qrels the table reader takes (a table, or prepared qrels' words),
-    else None."""
-    if isinstance(run, str | PathLike | Mapping | TrecRun):
-        return None
+def _is_table(value: TrecSource) -> bool:
+    if isinstance(value, str | PathLike | Mapping | TrecRun | Qrels):
+        return False
     from evalcore.io.trec_format import is_arrow_table, is_dataframe
 
-    if not (is_dataframe(run) or is_arrow_table(run)):
-        return None
-    prepared = getattr(qrels, "judged", None)
-    if isinstance(prepared, Judged):
-        return prepared.words
-    return qrels if is_dataframe(qrels) or is_arrow_table(qrels) else None
+    return is_dataframe(value) or is_arrow_table(value)
 
 
 def trec_input(
@@ -141,8 +160,7 @@ def trec_input(
     Two TREC file paths are read and joined column by column
     (:func:`evalcore.io.trec.files_input`), and so is a run table (a DataFrame or a
     pyarrow Table) with qrels given as a table or prepared
-    (:func:`evalcore.io.trec_mappings.table_trec_input`); when the table path declines
-    (anything unusual or wrong), the general path gives the same result or the row errors.
+    (:func:`evalcore.io.trec_mappings.table_input`).
 
     Under ``protocol.trec_eval`` run lines may have text after the tag, only
     trec_eval's queries are kept (``all_queries``: its ``-c``) and every qrels
@@ -158,13 +176,12 @@ def trec_input(
         from evalcore.io.trec import files_input
 
         return EvalInput.from_columnar(files_input(qrels, run, k, gain_map=gain_map, **rules))
-    table_qrels = _table_qrels(qrels, run)
-    if table_qrels is not None:
-        from evalcore.io.trec_mappings import table_trec_input
+    prepared = isinstance(getattr(qrels, "judged", None), Judged)
+    if _is_table(run) and (prepared or _is_table(qrels)):
+        from evalcore.io.trec_mappings import table_input
 
-        fast = table_trec_input(table_qrels, run, k, gain_map=gain_map, **rules)
-        if fast is not None:
-            return EvalInput.from_columnar(fast)
+        checked = as_judged(qrels, gain_map) if prepared else qrels
+        return EvalInput.from_columnar(table_input(checked, run, k, gain_map=gain_map, **rules))
     depth = max(k, min_depth)
     judged, ranked = read_both(
         lambda: as_judged(qrels, gain_map),

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from evalcore.api.inputs import TrecSource, as_judged
+from evalcore.api.inputs import TrecSource, as_judged, checked_gain_map
 
 if TYPE_CHECKING:
     from evalcore.api.evaluate import MeasureNames
@@ -29,11 +29,11 @@ class Qrels:
     """Qrels prepared once (see the module docstring); ``gain_map`` as in ``evaluate``.
 
     Raises :class:`~evalcore.io.errors.InputErrors` naming every wrong query, doc
-    or gain.
+    or gain, and ``ValueError`` for a ``gain_map`` that does not map gains to 0..4.
     """
 
     def __init__(self, qrels: TrecSource, *, gain_map: Mapping[int, int] | None = None) -> None:
-        self.judged: Judged = as_judged(qrels, gain_map, keep=True)
+        self.judged: Judged = as_judged(qrels, checked_gain_map(gain_map), keep=True)
 
     @property
     def query_ids(self) -> list[str]:

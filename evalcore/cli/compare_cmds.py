@@ -114,7 +114,7 @@ def _json_output(pc, record, estimates, lines) -> dict:  # type: ignore[no-untyp
 @actor_option
 def compare_command(a: Args) -> None:
     """The bottom line of a candidate run against the baseline, then the details."""
-    from evalcore.analysis.decision import stored_pair
+    from evalcore.analysis.decision import require_stored_depth, stored_pair
     from evalcore.analysis.pair_comparison import PairComparison, measure_verdicts
     from evalcore.analysis.query_set import QuerySetError, resolve_stored_query_set
     from evalcore.report.decision_text import render_pair
@@ -141,6 +141,7 @@ def compare_command(a: Args) -> None:
     with store(a, read=True) as db:
         try:
             handle = open_study(db, a.study_id, a.actor)
+            require_stored_depth(handle, names, parsed)
             query_set = resolve_stored_query_set(handle, names, spec, reference)
             scope = query_set.scope
             evaluated = stored_pair(handle, candidate, base, parsed, reference, query_ids=scope)

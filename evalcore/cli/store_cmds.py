@@ -506,13 +506,26 @@ def export_run_command(a: Args) -> None:
 @actor_option
 def complete_command(a: Args) -> None:
     """Declare the relevant population of queries complete."""
+    from evalcore.access.roles import Permission
     from evalcore.store.imports.common import mark_queries_complete
+    from evalcore.store.removed_queries import study_query_ids
     from evalcore.store.studies import get_study
     from evalcore.store.transaction import write_transaction
 
     with store(a) as db:
         get_study(db, a.study_id)
         with write_transaction(db):
+            # a mistyped id would otherwise become a new, empty query of every comparison
+            known = set(study_query_ids(open_study(db, a.study_id, a.actor,
+                                                   Permission.MARK_COMPLETE)))
+            unknown = [q for q in dict.fromkeys(a.query_ids) if q not in known]
+            if unknown:
+                raise ValueError(
+                    f"no query {', '.join(map(repr, unknown))} in study {a.study_id!r}: no run, "
+                    "label or registered query has this id (list them with: evalcore queries "
+                    f"list --study {a.study_id}; import a new query first with: evalcore "
+                    "import queries)"
+                )
             n = mark_queries_complete(db, **a.pick("study_id", "query_ids", "actor", "reason"))
     click.echo(f"{n} query(ies) marked complete ({len(a.query_ids) - n} already were)")
 

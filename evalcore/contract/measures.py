@@ -20,8 +20,10 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
+from numbers import Integral
 
 from evalcore.contract.gains import MAX_GAIN
+from evalcore.contract.limits import MAX_K
 
 #: Family -> the parameters it accepts (in canonical print order).
 FAMILIES: dict[str, tuple[str, ...]] = {
@@ -70,10 +72,17 @@ class Measure:
         allowed = FAMILIES.get(self.family)
         if allowed is None:
             raise UnknownMeasure(self.family, f"no measure family {self.family!r}")
+        for name in ("k", "rel"):  # a numpy integer is the integer it holds (never a bool)
+            value = getattr(self, name)
+            if isinstance(value, Integral) and not isinstance(value, bool | int):
+                object.__setattr__(self, name, int(value))
         if self.k is not None and (
             isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1
         ):
             raise UnknownMeasure(self.family, f"cutoff k must be a positive integer, got {self.k!r}")
+        if self.k is not None and self.k > MAX_K:
+            raise UnknownMeasure(self.family, f"cutoff {self.k} is deeper than the deepest "
+                                 f"cutoff {MAX_K} (2^63 - 1)")
         if self.rel is not None:
             if "rel" not in allowed:
                 raise UnknownMeasure(self.family, f"{self.family} takes no rel= parameter")

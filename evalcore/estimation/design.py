@@ -1,29 +1,15 @@
-"""A sample design for one comparison: which unknown units a random sample labels.
+"""A sample design for one comparison: which unknown units a random sample labels
+(docs/estimation.md, "The sample design").
 
-The design samples **queries** (clusters): a sampled query has every one of its unknown
-units labeled (unlabeled or in conflict, in either run's cut of any of the sample's
-measures), so its difference ``A - B`` becomes known (or bounded, section 12) for every
-measure, nDCG, AP and R included, whose per-query value is not a sum over units.
-
-* **Population**: the queries with at least one unknown unit in the cuts. Queries
-  without are known already and are not sampled.
-* **Strata**: the population sorted by a score known before any label of the sample (how
-  much its residual may vary: the spread of its difference under the prior prediction,
-  :func:`evalcore.estimation.pair_estimate.spread_scores`), cut into up to
-  :data:`MAX_STRATA` strata of equal size.
-* **Order**: within a stratum the queries are taken in the order of a random priority
-  drawn from the seed (a random permutation: the first ``m`` of them are a simple random
-  sample without replacement of size ``m``). The strata are interleaved by a fixed rule
-  that depends only on the strata (Neyman-style: each stratum's share is its size times
-  its mean score over the square root of its mean number of units), so the number
-  ``m_h`` taken from each stratum after ``t`` draws does not depend on the random
-  priorities or on any label.
-* **Size** (labels): ``t`` is the fewest draws whose *expected* number of units (each
-  stratum's mean units per query) reaches the requested size; again independent of the
-  priorities, so each stratum holds an exact simple random sample.
-* **Growth**: a larger size takes more draws of the same order: every unit already in the
-  sample stays in it, its labels stay valid, and only the inclusion probabilities
-  (``m_h / N_h``) change.
+The design samples **queries** (clusters): a sampled query has every unknown unit of its
+population labeled, so its difference becomes known (or bounded, section 12) for every
+measure, nDCG, AP and R included. The population (queries with an unknown unit in the
+cuts) is sorted by a score known before any label
+(:func:`evalcore.estimation.pair_estimate.spread_scores`) and cut into strata; within a
+stratum queries follow a random priority from the seed (the first ``m`` are a simple random
+sample without replacement); the strata are interleaved, and a size turned into a number
+of draws, by rules that depend only on the strata, never on the priorities or a label.
+A larger size takes more draws of the same order: every sampled unit and its label stays.
 """
 
 from __future__ import annotations

@@ -1,62 +1,22 @@
-r"""The stratified difference estimator of a mean difference over a query set.
+r"""The stratified difference estimator of a mean difference over a query set
+(docs/estimation.md, "The estimator", derives it and its safeguards).
 
-The query set's mean difference ``A - B`` is ``(1/Q) * sum_q D_q``. Queries outside the
-design's population are known (or bounded: their sure interval ``[L_q, U_q]`` is used).
-For the design's queries, a **prediction** ``f_q`` (the difference with every unknown
-unit at its automatic judgment, or the middle of the worst-case interval) is known for
-every query, and the true ``D_q`` only on the sampled ones. The estimator of the total
-(a difference estimator; prediction-powered inference's finite-population form)::
+The total of ``D_q`` is estimated from a prediction ``f_q`` known for every query of the
+design's population and the true ``D_q`` of the sampled ones::
 
     T = sum_all f_q + sum_h N_h * mean_{sampled in h} (D_q - f_q)
-
-is unbiased whatever ``f`` is (each stratum is a simple random sample without
-replacement), and its variance is estimated with the finite-population correction::
-
     V = sum_h N_h^2 (1 - m_h / N_h) s_h^2 / m_h
 
-where ``s_h^2`` is the sample variance of the residuals ``D_q - f_q``. A good ``f`` makes
-the residuals small and the interval narrow; a wrong one makes them large and the
-interval wide; the coverage rests on the sampling alone. Safeguards, each conservative:
-
-* residuals are often exactly 0 on most queries (a good prediction) and large on a few:
-  a small sample may see none of the large ones and a variance of 0. Each stratum's
-  ``s_h^2`` therefore pools its sample with pseudo-observations: :data:`PSEUDO_MODEL` of
-  the prediction's own expected squared residual (the variance of the difference over
-  the completions the prediction averages) and :data:`PSEUDO_RANGE` of the squared
-  reach of a residual towards the end being computed (``(U_q - f_q)^2`` for the upper
-  end, ``(f_q - L_q)^2`` for the lower: a floor that does not trust the prediction and
-  follows the skew the worst-case interval allows). Their weight fades as ``1/m``. The
-  pooled variance is a floor, never a discount: ``s_h^2`` is the larger of the sample's
-  own unbiased variance (``m_h - 1`` degrees of freedom) and the pooled one (the
-  pseudo-observations' degrees of freedom added). A prediction that is wrong yet claims
-  a small spread of its own (an automatic source trusted by its calibration) would
-  otherwise pull the variance below what the sample shows, and the coverage with it;
-* a stratum with one sampled query has no variance of its own: ``s_h^2`` is then the
-  largest variance its residuals can have, ``(max - min)^2 / 4`` over the range the
-  worst-case intervals allow (Popoviciu's inequality);
-* a stratum with no sampled query contributes its worst-case interval, not an estimate;
-* the interval uses Student's t with the Welch-Satterthwaite degrees of freedom of the
-  strata's variance terms: each stratum's ``m_h - 1`` plus its pseudo-observations (as a
-  prior worth that many observations adds), lowered for heavy-tailed residuals to
-  ``2 / (2 / nu + excess / m_h)`` with their excess kurtosis (a variance estimated from
-  heavy-tailed residuals varies more than a normal sample's, so it is worth fewer
-  degrees of freedom);
-* it is intersected with the worst-case interval (which always holds the truth).
-
-**Power tuning.** With a baseline (the prediction made without automatic judgments),
-the prediction used is ``b + lam * (f - b)`` with ``lam`` in [0, 1] fitted on the sample
-(:func:`power_tuned`, as in PPI++ or a combined regression estimator): a wrong or useless
-source is weighed out instead of widening the interval. The fit costs one residual degree
-of freedom; below :data:`MIN_FIT_FREEDOM` of them no weight is fitted (``lam = 1``).
-
-**Bounds instead of values.** Where a sampled query's difference is only bounded after
-its labels (a non-response, a unit in conflict left, an open population's outside units),
-the lower end of the interval is computed from every query's lower bound and the upper
-end from every upper bound: each end is then a valid one-sided bound for a quantity on
-its side of the truth. The point estimate uses the middle of each interval.
-
-When every query of a stratum is sampled its correction is 0: with every stratum fully
-sampled (and every difference known) the interval collapses to the true value.
+unbiased whatever ``f`` is (each stratum a simple random sample without replacement): a
+good ``f`` narrows the interval, a wrong one widens it, the coverage rests on the sampling
+alone. Queries outside the population contribute their sure interval. Each safeguard is
+conservative: ``s_h^2`` is floored (never discounted) by pseudo-observations
+(:data:`PSEUDO_MODEL`, :data:`PSEUDO_RANGE`); a stratum with one sampled query takes the
+largest variance its worst-case ranges allow (Popoviciu), one with none its worst-case
+interval; Student's t with Welch-Satterthwaite degrees of freedom, lowered for
+heavy-tailed residuals; the result intersected with the worst-case interval. Where a
+sampled query is only bounded, each end is computed from every query's bound on its side.
+With every stratum fully sampled the interval collapses to the true value.
 """
 
 from __future__ import annotations
@@ -156,15 +116,11 @@ def _residual_freedom(data: StratifiedInput) -> int:
 
 def power_tuned(data: StratifiedInput) -> tuple[StratifiedInput, float]:
     """The input with its prediction ``b + lam * (f - b)`` (``b``: the baseline made without
-    automatic judgments, ``f``: the prediction with them), ``lam`` in [0, 1] the
-    coefficient of the sampled queries' ``D_q - b`` on ``f - b``, each stratum's
-    covariance and variance weighted by its weight in the estimator's variance,
-    ``N_h^2 (1 - m_h/N_h) / m_h`` (the weight that minimises the estimated variance);
-    0 when the sample cannot tell. Any ``lam`` gives a prediction fixed before the
-    labels up to one scalar, inside the worst-case intervals; a useless or wrong source
-    gets a weight near 0, a good one near 1. Below :data:`MIN_FIT_FREEDOM` residual
-    degrees of freedom no weight is fitted: the prediction with the judgments is used
-    as it is (weight 1, the plain difference estimator, valid whatever they are)."""
+    automatic judgments, ``f``: with them), ``lam`` in [0, 1] the sample's coefficient of
+    ``D_q - b`` on ``f - b``, each stratum weighted by its weight in the estimator's variance
+    (docs/estimation.md, "Power tuning"): a useless or wrong source gets a weight near 0.
+    Below :data:`MIN_FIT_FREEDOM` residual degrees of freedom the weight is 1 (the plain
+    difference estimator, valid whatever the judgments are)."""
     if data.baseline is None:
         return data, 1.0
     if _residual_freedom(data) < MIN_FIT_FREEDOM:
@@ -251,7 +207,7 @@ def stratified_difference(data: StratifiedInput, level: float) -> Interval:
                 s2, freedom = spread * spread / 4, math.inf
             else:
                 # Pseudo-observations guard against a sample that saw none of the
-                # stratum's rare large residuals (see the module docstring).
+                # stratum's rare large residuals.
                 squares = float(((residual - residual.mean()) ** 2).sum())
                 pooled_freedom = m_h - 1 + PSEUDO_MODEL + PSEUDO_RANGE
                 pooled = (
@@ -279,11 +235,4 @@ def stratified_difference(data: StratifiedInput, level: float) -> Interval:
     point = min(max(point, worst_lower), worst_upper)
     # Rounding of sums must not cross the ends.
     lower, upper = min(lower, point), max(upper, point)
-    return Interval(
-        point=point,
-        lower=lower,
-        upper=upper,
-        worst_lower=float(worst_lower),
-        worst_upper=float(worst_upper),
-        predictor_weight=weight,
-    )
+    return Interval(point, lower, upper, float(worst_lower), float(worst_upper), weight)

@@ -14,7 +14,7 @@ come from ``pair`` alone.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import numpy as np
 
@@ -46,31 +46,20 @@ class NotEstimable(FrozenModel):
     reason: str
 
 
-#: Families whose difference is a sum over units: a unit whose net weight is 0 (both runs
-#: at the same rank, or P@k with both runs holding it) cannot move it.
-ADDITIVE_FAMILIES = frozenset({"P", "RBP"})
-
-
-def movers(pair: PairEvaluation, measures: Sequence[str]) -> np.ndarray:
-    """bool[U]: unknown rows that can move the difference of one of ``measures``: in a
-    run's cut, and for an additive measure with a net weight other than 0."""
+def unknown_units(pair: PairEvaluation, measures: Sequence[str]) -> dict[str, list[str]]:
+    """Query id -> its unknown units (unlabeled or in conflict) that can move one of
+    ``measures``, in the order of their best rank: in a run's cut, and for P and RBP (a sum
+    over units) with a net weight other than 0 (not at the same weight in both runs)."""
     u = pair.units
-    out = np.zeros(u.query.size, dtype=bool)
+    moves = np.zeros(u.query.size, dtype=bool)
     for name in measures:
         measure = pair.measures[name]
         in_a, in_b, _, _ = cut_and_cutoffs(u, measure)
-        moves = in_a | in_b
-        if measure.family in ADDITIVE_FAMILIES:
-            moves &= np.abs(net_weight(u, measure, pair.protocol)) > 1e-15
-        out |= moves
-    return out & u.unknown
-
-
-def unknown_units(pair: PairEvaluation, measures: Sequence[str]) -> dict[str, list[str]]:
-    """Query id -> its unknown units (unlabeled or in conflict) that can move one of
-    ``measures`` (:func:`movers`), in the order of their best rank."""
-    u = pair.units
-    rows = np.flatnonzero(movers(pair, measures))
+        if measure.family in ("P", "RBP"):
+            moves |= (in_a | in_b) & (np.abs(net_weight(u, measure, pair.protocol)) > 1e-15)
+        else:
+            moves |= in_a | in_b
+    rows = np.flatnonzero(moves & u.unknown)
     best = np.minimum(
         np.where(u.rank_a[rows] > 0, u.rank_a[rows], 10**9),
         np.where(u.rank_b[rows] > 0, u.rank_b[rows], 10**9),
@@ -279,19 +268,13 @@ def prediction(
     lower: np.ndarray,
     upper: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """float[n] twice: each query's predicted difference and the variance of the
-    difference over the completions it is the mean of. From the evidence before the sample
-    alone: the mean over :data:`PRIOR_DRAWS` completions in which every unknown unit has a
-    gain drawn from
-
-    * the human gains' chances given its automatic judgment (:func:`calibration`, from the
-      labeled units that have one too; an automatic source that is often wrong in a
-      systematic way is read for what it says), or its automatic gain itself when too few
-      labeled units have one;
-    * without an automatic judgment, the share of gains among the labeled units of its
-      kind (:func:`~evalcore.analysis.decision_queue.gain_distribution`).
-
-    Any prediction keeps the estimator valid; a better one narrows it."""
+    """float[n] twice: each query's predicted difference and its variance over the
+    :data:`PRIOR_DRAWS` completions it is the mean of, from the evidence before the sample
+    alone (docs/estimation.md, "The estimator"). An unknown unit's gain is drawn from the
+    human gains' chances given its automatic judgment (:func:`calibration`; its automatic
+    gain itself when too few labeled units have one), else from
+    :func:`~evalcore.analysis.decision_queue.gain_distribution`. Any prediction keeps the
+    estimator valid; a better one narrows it."""
     u = pair.units
     rows = np.flatnonzero(u.unknown)
     if rows.size == 0:
@@ -332,29 +315,19 @@ def prediction(
 def stratified_input(
     design: SampleDesign, draws: int, arrays: QueryArrays, query_index: Mapping[str, int]
 ) -> StratifiedInput:
-    """The estimator's input when the first ``draws`` queries of ``design`` are answered."""
+    """The estimator's input when the first ``draws`` queries of ``design`` are answered:
+    the queries outside the design's population at their sure interval, the design's by
+    position (:class:`QueryArrays` lists its arrays in the order of the estimator's)."""
     population = np.array([query_index[q.query_id] for q in design.queries], dtype=np.int64)
     stratum = np.array([q.stratum for q in design.queries], dtype=np.int64)
     sampled = np.zeros(population.size, dtype=bool)
     sampled[:draws] = True
     outside = np.ones(arrays.lower.size, dtype=bool)
     outside[population] = False
+    per_query = (getattr(arrays, f.name) for f in fields(arrays))
     return StratifiedInput(
-        fixed_lower=arrays.lower[outside],
-        fixed_upper=arrays.upper[outside],
-        stratum=stratum,
-        n_strata=len(design.strata),
-        sampled=sampled,
-        prior_lower=arrays.lower[population],
-        prior_upper=arrays.upper[population],
-        prediction=arrays.prediction[population],
-        prediction_spread=arrays.prediction_spread[population],
-        sampled_lower=arrays.answered_lower[population],
-        sampled_upper=arrays.answered_upper[population],
-        baseline=None if arrays.baseline is None else arrays.baseline[population],
-        baseline_spread=(
-            None if arrays.baseline_spread is None else arrays.baseline_spread[population]
-        ),
+        arrays.lower[outside], arrays.upper[outside], stratum, len(design.strata), sampled,
+        *(None if a is None else a[population] for a in per_query),
     )
 
 
@@ -401,6 +374,13 @@ def estimate_pair(
     auto_rows = np.array([every_row[k] for k in auto_keys], dtype=np.int64)
     auto_gains = np.array([automatic[k] for k in auto_keys] if automatic else [], dtype=np.int64)
     index = {q: i for i, q in enumerate(pair.query_ids)}
+    common = {
+        "run_a": design.run_a, "run_b": design.run_b, "level": level,
+        "n_sampled": len(sampled_units), "n_labeled": len(labeled), "n_unknown": design.n_unknown,
+        "n_nonresponse": n_nonresponse, "n_pending": len(all_drawn) - len(sampled_units),
+        "n_queries": pair.units.n, "n_queries_sampled": draws,
+        "automatic": automatic_name if auto_keys else None,
+    }
     out: list[Estimate | NotEstimable] = []
     for name in names:
         if name not in pair.measures:
@@ -413,32 +393,11 @@ def estimate_pair(
             continue
         interval = stratified_difference(stratified_input(design, draws, arrays, index), level)
         method = f"{METHOD}, {ESTIMATOR}"
+        weight = interval.predictor_weight if auto_keys else None
         if automatic_name and auto_keys:
-            method += (
-                f", automatic judgments '{automatic_name}' as predictor, weighted "
-                f"{interval.predictor_weight:.2f} by the sample"
-            )
-        out.append(
-            Estimate(
-                measure=name,
-                run_a=design.run_a,
-                run_b=design.run_b,
-                point=interval.point,
-                lower=interval.lower,
-                upper=interval.upper,
-                level=level,
-                n_sampled=len(sampled_units),
-                n_labeled=len(labeled),
-                n_unknown=design.n_unknown,
-                n_nonresponse=n_nonresponse,
-                n_pending=len(all_drawn) - len(sampled_units),
-                n_queries=pair.units.n,
-                n_queries_sampled=draws,
-                worst_lower=interval.worst_lower,
-                worst_upper=interval.worst_upper,
-                method=method,
-                automatic=automatic_name if auto_keys else None,
-                predictor_weight=interval.predictor_weight if auto_keys else None,
-            )
-        )
+            method += (f", automatic judgments '{automatic_name}' as predictor, weighted "
+                       f"{weight:.2f} by the sample")
+        # The interval's numbers by their names (the predictor's weight only with a predictor).
+        found = {**vars(interval), "predictor_weight": weight}
+        out.append(Estimate(measure=name, method=method, **found, **common))
     return out

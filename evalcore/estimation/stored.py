@@ -21,7 +21,12 @@ import numpy as np
 import sqlite_utils
 
 from evalcore.access.roles import Permission
-from evalcore.analysis.decision import PairEvaluation, evaluate_column_pair, stored_pair
+from evalcore.analysis.decision import (
+    PairEvaluation,
+    evaluate_column_pair,
+    require_stored_depth,
+    stored_pair,
+)
 from evalcore.analysis.query_set import resolve_stored_query_set
 from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.contract.frozen import FrozenModel
@@ -60,8 +65,11 @@ def design_of(sample: StoredSample) -> SampleDesign:
     return SampleDesign.model_validate_json(sample.design_json)
 
 
-def _unit_rows(design: SampleDesign) -> list[tuple[str, str, int, int]]:
-    return [(u.query_id, u.unit_id, u.stratum, u.order) for u in design.sampled_units()]
+def _stored(design: SampleDesign) -> dict:
+    """What the store keeps of a drawn or grown design: its draws, its JSON and its sampled
+    units as ``(query_id, unit_id, stratum, draw)`` in order."""
+    units = [(u.query_id, u.unit_id, u.stratum, u.order) for u in design.sampled_units()]
+    return {"draws": design.draws, "design_json": design.model_dump_json(), "units": units}
 
 
 def draw_stored_sample(
@@ -85,36 +93,18 @@ def draw_stored_sample(
     parsed = [parse_measure(m) for m in measures]
     names = list(dict.fromkeys(m.canonical for m in parsed))
     study = open_study(db, study_id, actor, Permission.DRAW_SAMPLE)
+    require_stored_depth(study, [baseline, candidate], parsed)
     query_set = resolve_stored_query_set(study, [baseline, candidate], "all")
     evaluated = stored_pair(study, candidate, baseline, parsed, query_ids=query_set.scope)
-    design = draw_for_pair(
-        evaluated.pair,
-        name=name,
-        run_a=candidate,
-        run_b=baseline,
-        measures=names,
-        size=size,
-        seed=seed,
-    )
+    design = draw_for_pair(evaluated.pair, name=name, run_a=candidate, run_b=baseline,
+                           measures=names, size=size, seed=seed)
     if not design.queries:
         raise ValueError(
             f"{candidate} vs {baseline} has no unknown unit that can move {', '.join(names)}: "
             "nothing to sample (the decided verdict needs no estimate)"
         )
-    stored = create_sample(
-        db,
-        study_id=study_id,
-        name=name,
-        run_a=candidate,
-        run_b=baseline,
-        measures=names,
-        seed=seed,
-        size=size,
-        draws=design.draws,
-        design_json=design.model_dump_json(),
-        units=_unit_rows(design),
-        actor=actor,
-    )
+    stored = create_sample(db, study_id=study_id, name=name, run_a=candidate, run_b=baseline,
+                           measures=names, seed=seed, size=size, actor=actor, **_stored(design))
     return SampleView(sample=stored, design=design)
 
 
@@ -125,16 +115,8 @@ def grow_stored_sample(
     mode); every unit sampled already stays, with its label."""
     study = open_study(db, study_id, actor, Permission.DRAW_SAMPLE)
     design = grow(design_of(get_sample(study, name)), size)
-    stored = grow_sample(
-        db,
-        study_id=study_id,
-        name=name,
-        size=size,
-        draws=design.draws,
-        design_json=design.model_dump_json(),
-        units=_unit_rows(design),
-        actor=actor,
-    )
+    stored = grow_sample(db, study_id=study_id, name=name, size=size, actor=actor,
+                         **_stored(design))
     return SampleView(sample=stored, design=design)
 
 
@@ -159,21 +141,12 @@ def sample_queue(study: Study, name: str) -> list[QueueUnit]:
     annotators take the first open one (they do not choose)."""
     sample = get_sample(study, name)
     units = sample_units(study, name)
-    gains = _current_gains(study, [u.query_id for u in units])
-    answers = _responses(study, sample, gains)
+    answers = _responses(study, sample, _current_gains(study, [u.query_id for u in units]))
+    # An answer is a gain ("labeled") or None ("non-response"); no answer yet: "open".
+    state = {"open": "open", None: "non-response"}
     return [
-        QueueUnit(
-            position=u.position,
-            query_id=u.query_id,
-            unit_id=u.unit_id,
-            state=(
-                "open"
-                if (u.query_id, u.unit_id) not in answers
-                else "labeled"
-                if answers[(u.query_id, u.unit_id)] is not None
-                else "non-response"
-            ),
-        )
+        QueueUnit(position=u.position, query_id=u.query_id, unit_id=u.unit_id,
+                  state=state.get(answers.get((u.query_id, u.unit_id), "open"), "labeled"))
         for u in units
     ]
 
@@ -233,42 +206,25 @@ def estimate_json(e: Estimate | NotEstimable) -> dict:
     return body
 
 
-def _within(e: Estimate | NotEstimable, pair: PairEvaluation) -> Estimate | NotEstimable:
-    """``e`` cut to the decided interval of the mean difference on ``pair``."""
+def _oriented(e: Estimate | NotEstimable, pair: PairEvaluation, flip: bool
+              ) -> Estimate | NotEstimable:
+    """``e`` cut to the decided interval of the mean difference on ``pair`` (which holds the
+    truth, so coverage can only grow), then as ``run_b - run_a`` when ``flip``."""
     if isinstance(e, NotEstimable):
         return e
+    point, lo, hi, worst_lo, worst_hi = e.point, e.lower, e.upper, e.worst_lower, e.worst_upper
     lower, upper, _, _ = pair.intervals(e.measure)
-    if np.isnan(lower).any() or np.isnan(upper).any():
-        return e
-    lo, hi = float(lower.mean()), float(upper.mean())
-    new_lo, new_hi = max(e.lower, lo), min(e.upper, hi)
-    if new_lo > new_hi:  # only by rounding: the decided interval holds the truth
-        new_lo = new_hi = min(max(e.point, lo), hi)
-    return e.model_copy(
-        update={
-            "lower": new_lo,
-            "upper": new_hi,
-            "point": min(max(e.point, new_lo), new_hi),
-            "worst_lower": lo,
-            "worst_upper": hi,
-        }
-    )
-
-
-def _flipped(e: Estimate | NotEstimable) -> Estimate | NotEstimable:
-    if isinstance(e, NotEstimable):
-        return e
-    return e.model_copy(
-        update={
-            "run_a": e.run_b,
-            "run_b": e.run_a,
-            "point": -e.point,
-            "lower": -e.upper,
-            "upper": -e.lower,
-            "worst_lower": -e.worst_upper,
-            "worst_upper": -e.worst_lower,
-        }
-    )
+    if not (np.isnan(lower).any() or np.isnan(upper).any()):
+        worst_lo, worst_hi = float(lower.mean()), float(upper.mean())
+        lo, hi = max(lo, worst_lo), min(hi, worst_hi)
+        if lo > hi:  # only by rounding: the decided interval holds the truth
+            lo = hi = min(max(point, worst_lo), worst_hi)
+        point = min(max(point, lo), hi)
+    runs = (e.run_a, e.run_b)
+    if flip:
+        runs, point, lo, hi, worst_lo, worst_hi = runs[::-1], -point, -hi, -lo, -worst_hi, -worst_lo
+    ends = {"lower": lo, "upper": hi, "worst_lower": worst_lo, "worst_upper": worst_hi}
+    return e.model_copy(update={"run_a": runs[0], "run_b": runs[1], "point": point, **ends})
 
 
 def estimate_stored(
@@ -337,19 +293,9 @@ def estimate_stored(
                 "import them with: evalcore import labels FILE --automatic NAME"
             )
         predictions = by_source[automatic]
-    found = estimate_pair(
-        pair,
-        design,
-        responses,
-        level=level,
-        measures=wanted,
-        automatic=predictions,
-        automatic_name=automatic,
-    )
-    # the evidence now (the sample's answers included) holds the truth whatever the rest
-    # is: an interval outside it is cut to it (coverage can only grow)
+    found = estimate_pair(pair, design, responses, level=level, measures=wanted,
+                          automatic=predictions, automatic_name=automatic)
+    # the evidence now (the sample's answers included) holds the truth whatever the rest is
     now = evaluate_column_pair(columns, wanted, study.settings.protocol())
-    found = [_within(e, now) for e in found]
-    if design.run_a != candidate:
-        found = [_flipped(e) for e in found]
+    found = [_oriented(e, now, design.run_a != candidate) for e in found]
     return StoredEstimates(sample=name, candidate=candidate, baseline=baseline, estimates=found)

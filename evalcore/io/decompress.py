@@ -59,6 +59,9 @@ MAGIC: tuple[tuple[bytes, str], ...] = (
     (b"BZh", "bzip2"),
     (b"\xfd7zXZ\x00", "xz"),
 )
+#: Leading bytes of a zip archive (a member, or an empty archive): refused by name, since
+#: read as text it would only show NUL bytes.
+ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06")
 #: File name endings of compressed files (dropped when a format is told by the name).
 SUFFIXES = (".gz", ".bz2", ".xz")
 #: Bytes read from a file (compressed or not) at a time.
@@ -226,6 +229,11 @@ def open_input(
     except OSError as exc:
         raw.close()
         raise _unreadable(label, exc) from None
+    if head.startswith(ZIP_MAGIC):
+        raw.close()
+        raise input_errors(label, "is a zip archive, not a text or gzip, bzip2, xz file",
+                           "unzip it and give the file inside (a BEIR dataset: unzip it and "
+                           "give its folder to evalcore import beir)")
     kind = compression_of(head)
     if stage:
         reporter().stage(f"reading {Path(label).name}", size, "B")
@@ -261,12 +269,15 @@ def _unreadable(label: str, exc: OSError) -> InputErrors:
 
 
 def is_compressed(path: str | PathLike[str]) -> bool:
-    """Does the file at ``path`` start like a compressed file (False when it cannot be read)?
+    """Does the file at ``path`` start like a compressed file or a zip archive (False when it
+    cannot be read)?
 
-    For readers that take plain files only (they leave compressed ones to :func:`open_input`).
+    For readers that take plain files only (they leave these to :func:`open_input`, which
+    decompresses the one and names the other).
     """
     try:
         with open(path, "rb") as handle:
-            return compression_of(handle.read(8)) is not None
+            head = handle.read(8)
+            return compression_of(head) is not None or head.startswith(ZIP_MAGIC)
     except OSError:
         return False

@@ -10,9 +10,9 @@ TREC reader as Python objects (:func:`judged_from_qrels`, :func:`ranked_from_run
   as one int8 array; a query whose reference labels a doc twice with different
   gains is flagged ``duplicate_reference`` (contract section 3);
 * :class:`Ranked`: a run in trec_eval order (score descending, doc ID
-  descending), every query's ranking one slice of one array of doc IDs;
-  :func:`ranked_from_dicts` ranks a run of plain nested dicts in bulk (one 2-D
-  sort per ranking length) and keeps only the top positions the measures read;
+  descending), every query's ranking one slice of one array of doc IDs, ranked in
+  bulk (:func:`rank_rows`: one 2-D sort per ranking length) and held to the top
+  positions the measures read;
 * :func:`join`: the queries of both (or trec_eval's, :mod:`evalcore.io.trec_eval_scope`)
   in natural query-ID order, positions 1..max(k, min_depth) of each ranking with
   the label code of each, packed by
@@ -39,8 +39,6 @@ from evalcore.io.trec import ColumnarInput, ranges, rank_groups
 from evalcore.io.trec_eval_scope import scope_of_ids
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
-
     from evalcore.contract.evaluation_protocol import EvalProtocol
     from evalcore.io.trec import Labels, Qrels, TrecRun
 
@@ -114,7 +112,7 @@ class Ranked:
 
     Query i's ranked positions are ``offsets[i]:offsets[i + 1]``; ``order`` maps each
     ranked position to its row of ``docs`` (None: the rows are the positions, already
-    ranked). A run held to a depth (:func:`ranked_from_dicts`) keeps only each query's top
+    ranked). A run held to a depth (:func:`rank_rows`) keeps only each query's top
     positions in ``order`` while ``docs`` keeps every row. A doc ID is never copied:
     ``docs`` holds the input's own strings.
     """
@@ -128,8 +126,6 @@ class Ranked:
     may_repeat: bool  # a ranking may hold a doc twice (files, tables; never a dict)
     #: int64[rows]: equal codes for equal doc IDs (finds repeated docs in bulk), or None
     doc_codes: np.ndarray | None = None
-    #: per query, its doc IDs in row order, when held apart (a dict's inner dicts)
-    blocks: Sequence[Iterable[str]] | None = None
     notes: list[str] = field(default_factory=list)
 
     @cached_property
@@ -186,56 +182,13 @@ def ranked_from_run(run: TrecRun) -> Ranked:
     )
 
 
-def ranked_from_dicts(value: object, depth: int = 0, *, name: str = "run (dict)") -> Ranked | None:
-    """A run given as plain nested dicts (``{str query: {str doc: float score}}``), checked
-    and ranked in bulk, each query held to its top ``depth`` positions (0: every position);
-    None when anything else is there (an integer key, a bool or text score, an empty ID...):
-    the general reader (:func:`evalcore.io.trec_mappings.ranked_from_mapping`) then gives
-    the same run or names every problem.
-
-    Ranking is trec_eval's (score descending, doc ID descending) over whole rankings, and
-    so is the tied-pairs count; only the order of the kept positions is held, and the doc
-    IDs are read from the inner dicts when asked (:class:`DictKeys`), never copied.
-    """
-    if type(value) is not dict:
-        return None
-    keys = list(value)
-    inner = list(value.values())
-    if not (set(map(type, inner)) <= {dict} and set(map(type, keys)) <= {str} and all(keys)):
-        return None
-    if not all(inner):  # queries without results are left out, as the general reader does
-        keys = [q for q, b in zip(keys, inner, strict=True) if b]
-        inner = [b for b in inner if b]
-    if not inner:
-        return None
-    if not set(map(type, chain.from_iterable(inner))) <= {str} or any(
-        map(dict.__contains__, inner, repeat(""))
-    ):
-        return None
-    if not set(map(type, chain.from_iterable(map(dict.values, inner)))) <= {float, int}:
-        return None
-    lengths = np.fromiter(map(len, inner), dtype=np.int64, count=len(inner))
-    offsets = np.zeros(lengths.size + 1, dtype=np.int64)
-    np.cumsum(lengths, out=offsets[1:])
-    try:
-        values = chain.from_iterable(map(dict.values, inner))
-        scores = np.fromiter(values, dtype=np.float64, count=int(offsets[-1]))
-    except OverflowError:  # an integer beyond float range: the general reader names it
-        return None
-    if not np.isfinite(scores).all():
-        return None
-    docs = DictKeys(inner, offsets)
-    positions, order, tied_pairs = rank_rows(scores, offsets, docs, depth)
-    return Ranked(name, keys, positions, docs, order, tied_pairs, False, blocks=inner)
-
-
 class DictKeys(Sequence[str]):
     """The doc IDs of a run's inner dicts, row by row (query after query), read from the
     dicts: one query's keys when a tie is ordered, every key listed once when many are
     read (a report naming docs)."""
 
     def __init__(self, inner: list[dict], offsets: np.ndarray) -> None:
-        self._inner = inner
+        self.inner = inner
         self._offsets = offsets
         self._all: list[str] | None = None
 
@@ -255,7 +208,7 @@ class DictKeys(Sequence[str]):
     def listed(self) -> list[str]:
         """Every doc ID, row by row (listed once, when first asked)."""
         if self._all is None:
-            self._all = list(chain.from_iterable(self._inner))
+            self._all = list(chain.from_iterable(self.inner))
         return self._all
 
     def at(self, i: int, rows: np.ndarray) -> list[str]:
@@ -271,7 +224,7 @@ class DictKeys(Sequence[str]):
         """Query ``i``'s doc IDs, in row order."""
         if self._all is not None:
             return self._all[int(self._offsets[i]) : int(self._offsets[i + 1])]
-        return list(self._inner[i])
+        return list(self.inner[i])
 
 
 def rank_rows(
@@ -387,20 +340,20 @@ def _gains(
 ) -> np.ndarray:
     """The label code of every packed position (``rows``: the run row of each, query by
     query; ``counts``: positions per query): one ``dict.get`` per position in C loops, each
-    query's docs looked up in its ``doc -> gain`` dict. A run held as blocks (a dict's
-    inner dicts) packed almost whole is looked up block by block, row order."""
+    query's docs looked up in its ``doc -> gain`` dict. A dict's run packed almost whole is
+    looked up inner dict by inner dict, in row order."""
     gains_of = judged.gains_of
-    if ranked.blocks is not None and rows.size * 2 >= len(ranked.docs):
+    names = ranked.docs
+    if isinstance(names, DictKeys) and names.inner and rows.size * 2 >= len(names):
         lookups = (
             map(gains_of.get(q, _NO_LABELS).get, block, repeat(UNLABELED))
-            for q, block in zip(ranked.query_ids, ranked.blocks, strict=True)
+            for q, block in zip(ranked.query_ids, names.inner, strict=True)
         )
-        by_row = np.fromiter(chain.from_iterable(lookups), dtype=np.int8, count=len(ranked.docs))
+        by_row = np.fromiter(chain.from_iterable(lookups), dtype=np.int8, count=len(names))
         return by_row[rows]
-    if isinstance(ranked.docs, DictKeys):  # each query's keys listed in turn, never all
+    if isinstance(names, DictKeys):  # each query's keys listed in turn, never all
         where = ranked.index
         ends = np.cumsum(counts).tolist()
-        names = ranked.docs
         lookups = (
             map(
                 gains_of.get(q, _NO_LABELS).get,

@@ -27,18 +27,7 @@ from evalcore.analysis.interval_text import metric_value_text
 from evalcore.contract.measures import Measure
 from evalcore.contract.reasons import reason_words
 from evalcore.contract.results import MetricValue
-from evalcore.live.chart_style import (
-    BOTTOM_ROW,
-    GROUPED_MARKERS,
-    LEGEND_BELOW,
-    LEGEND_ROOM,
-    TOP_ROW,
-    UNAVAILABLE_MARKER,
-    query_axis,
-    run_color,
-    run_marker,
-    two_row_layout,
-)
+from evalcore.live import chart_style as style
 from evalcore.live.dashboard import LiveDashboard
 
 Figure = dict[str, Any]
@@ -65,13 +54,13 @@ def per_query_figure(state: LiveDashboard, metric: str | Measure, label: str,
     n = len(query_ids)
     webgl = n * max(1, len(state.runs)) >= _WEBGL_FROM
     scatter = "scattergl" if webgl else "scatter"
-    layout = two_row_layout((f"{escape(label)}: available values",
+    layout = style.two_row_layout((f"{escape(label)}: available values",
                              "unavailable (not 0; reasons on hover)"),
                             (0.72, 0.28), 0.05, shared_x=True)
     data: list[dict[str, Any]] = []
     for index, run in enumerate(state.run_names):
         name = escape(run)
-        color = run_color(index)  # the run's points, ranges and strip alike
+        color = style.run_color(index)  # the run's points, ranges and strip alike
         # Scattergl has no offset groups: plotly refuses the property, even given as None.
         group = {} if webgl else {"offsetgroup": name}
         x_ok, y_ok, t_ok, x_na, t_na = [], [], [], [], []
@@ -97,9 +86,9 @@ def per_query_figure(state: LiveDashboard, metric: str | Measure, label: str,
         data.append({
             "type": scatter, "x": x_ok, "y": y_ok, "mode": "markers",
             "name": f"{name} ({len(x_ok)} available)", "legendgroup": name, "text": t_ok,
-            "marker": {**run_marker(index), "color": color}, **group,
+            "marker": {**style.run_marker(index), "color": color}, **group,
             "hovertemplate": "%{text}: %{y:.4f}<extra>" + name + "</extra>",
-            **TOP_ROW,
+            **style.TOP_ROW,
         })
         if x_iv:
             data.append({
@@ -108,26 +97,26 @@ def per_query_figure(state: LiveDashboard, metric: str | Measure, label: str,
                 "legendgroup": name, "text": t_iv, "line": {"width": 3, "color": color},
                 "opacity": 0.55, "connectgaps": False, **group,
                 "hovertemplate": "%{text}<extra>" + name + "</extra>",
-                **TOP_ROW,
+                **style.TOP_ROW,
             })
         data.append({
             "type": scatter, "x": x_na, "y": [name] * len(x_na), "mode": "markers",
             "name": f"{name}: unavailable ({len(x_na)})", "legendgroup": name, "text": t_na,
-            "marker": {**UNAVAILABLE_MARKER, "color": color},
+            "marker": {**style.UNAVAILABLE_MARKER, "color": color},
             "hovertemplate": "%{text}<extra>" + name + " unavailable</extra>",
-            **BOTTOM_ROW,
+            **style.BOTTOM_ROW,
         })
-    axis = query_axis(query_ids)
+    axis = style.query_axis(query_ids)
     shown = f"{n} queries" if queries is None else f"{escape(subset) or 'chosen'}: {n} queries"
     layout["xaxis"].update(axis)
     # Two lines: a subset's description would run past a phone's width on one.
     layout["xaxis2"].update(axis, title={"text": f"query (sorted by id)<br>{shown}"})
     layout["yaxis"].update(title={"text": escape(label)}, range=[-0.03, 1.03], automargin=True)
     layout["yaxis2"].update(type="category", automargin=True)
-    layout.update(height=480 + LEGEND_ROOM, margin={"t": 50, "b": LEGEND_ROOM},
-                  legend=LEGEND_BELOW)
+    layout.update(height=480 + style.LEGEND_ROOM, margin={"t": 50, "b": style.LEGEND_ROOM},
+                  legend=style.LEGEND_BELOW)
     if not webgl:
-        layout.update(GROUPED_MARKERS)
+        layout.update(style.GROUPED_MARKERS)
     return {"data": data, "layout": layout}
 
 
@@ -138,7 +127,7 @@ _EDGES = np.linspace(0.0, 1.0, round(1 / BIN_WIDTH) + 1)
 _UNAVAILABLE_COLOR = "#9e9e9e"
 #: The count bars' row: one offset group, horizontal, on the second row's axes.
 _COUNTS: dict[str, Any] = {"type": "bar", "orientation": "h", "offsetgroup": "counts",
-                           **BOTTOM_ROW}
+                           **style.BOTTOM_ROW}
 
 
 def shows_summary(state: LiveDashboard) -> bool:
@@ -153,7 +142,7 @@ def _reasons_text(reasons: dict[str, int]) -> str:
 def summary_figure(state: LiveDashboard, measure: Measure, label: str) -> dict[str, Any]:
     """Each run's histogram of available values of ``measure`` (named ``label``) and its
     count of unavailable queries."""
-    layout = two_row_layout((f"{escape(label)}: available values (bins of {BIN_WIDTH:g})",
+    layout = style.two_row_layout((f"{escape(label)}: available values (bins of {BIN_WIDTH:g})",
                              "queries available / unavailable (not 0)"), (0.7, 0.3), 0.16)
     centers = ((_EDGES[:-1] + _EDGES[1:]) / 2).tolist()
     bins = [f"{lo:.2f}-{hi:.2f}" for lo, hi in zip(_EDGES[:-1], _EDGES[1:], strict=True)]
@@ -162,7 +151,7 @@ def summary_figure(state: LiveDashboard, measure: Measure, label: str) -> dict[s
     for index, run in enumerate(state.run_names):
         name = escape(run)
         names.append(name)
-        color = run_color(index)
+        color = style.run_color(index)
         cols = state.measure_columns(run, measure)
         if cols is None:  # stored too shallow for the cutoff: nothing to count
             data.append({**_COUNTS, "x": [0], "y": [name], "name": f"{name}: not computed",
@@ -179,31 +168,24 @@ def summary_figure(state: LiveDashboard, measure: Measure, label: str) -> dict[s
             "name": f"{name} ({n_ok:,} available, {n_na:,} unavailable)",
             "legendgroup": name, "customdata": bins, "marker": {"color": color},
             "hovertemplate": "%{customdata}: %{y:,} queries<extra>" + name + "</extra>",
-            **TOP_ROW,
+            **style.TOP_ROW,
         })
-        data.append({
-            **_COUNTS, "x": [n_ok], "y": [name], "legendgroup": name, "showlegend": False,
-            "marker": {"color": color}, "text": [f"{n_ok:,} available"],
-            "textposition": "inside", "insidetextanchor": "middle",
-            "hovertemplate": f"{name}: {n_ok:,} available<extra></extra>",
-        })
-        data.append({
-            **_COUNTS, "x": [n_na], "base": [n_ok], "y": [name], "legendgroup": name,
-            "showlegend": False,
-            "marker": {"color": _UNAVAILABLE_COLOR, "pattern": {"shape": "/"}},
-            "text": [f"{n_na:,} unavailable"], "textposition": "inside",
-            "insidetextanchor": "middle",
-            "hovertemplate": (f"{name}: {n_na:,} unavailable (not 0); reasons (a query "
-                              "may have several):<br>" + _reasons_text(cols.reasons)
-                              + "<extra></extra>"),
-        })
+        # the run's bar of queries: available, then unavailable, each labelled inside
+        bar = {**_COUNTS, "y": [name], "legendgroup": name, "showlegend": False,
+               "textposition": "inside", "insidetextanchor": "middle"}
+        data.append({**bar, "x": [n_ok], "marker": {"color": color}, "text": [f"{n_ok:,} available"],
+                     "hovertemplate": f"{name}: {n_ok:,} available<extra></extra>"})
+        reasons = f"reasons (a query may have several):<br>{_reasons_text(cols.reasons)}"
+        data.append({**bar, "x": [n_na], "base": [n_ok], "text": [f"{n_na:,} unavailable"],
+                     "marker": {"color": _UNAVAILABLE_COLOR, "pattern": {"shape": "/"}},
+                     "hovertemplate": f"{name}: {n_na:,} unavailable (not 0); {reasons}<extra></extra>"})
     n = len(state.query_ids)
     layout["xaxis"].update(range=[0, 1])
     layout["yaxis"].update(title={"text": "queries"}, rangemode="tozero")
     layout["xaxis2"].update(title={"text": f"queries (of {n:,})"}, range=[0, n])
     layout["yaxis2"].update(type="category", categoryorder="array",
                             categoryarray=names[::-1], automargin=True)
-    layout.update(barmode="group", height=480 + LEGEND_ROOM,
-                  margin={"t": 50, "b": LEGEND_ROOM}, legend=LEGEND_BELOW,
+    layout.update(barmode="group", height=480 + style.LEGEND_ROOM,
+                  margin={"t": 50, "b": style.LEGEND_ROOM}, legend=style.LEGEND_BELOW,
                   uniformtext={"minsize": 10, "mode": "hide"})  # no unreadable bar text
     return {"data": data, "layout": layout}

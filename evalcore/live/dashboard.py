@@ -30,6 +30,7 @@ from evalcore.analysis.interval_text import unknown_counts
 from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.annotation.blocking import BlockingItem
 from evalcore.annotation.blocking_table import BlockingTable, RunBlocking, blocking_table
+from evalcore.annotation.progress import QueryLabels
 from evalcore.compute.aggregate import aggregate_arrays
 from evalcore.compute.batch import CONFLICT_BASE, UNLABELED
 from evalcore.compute.evaluate import BatchResult, compute, compute_more, evaluate
@@ -59,6 +60,7 @@ from evalcore.store.observations import (
 )
 from evalcore.store.population import study_population
 from evalcore.store.query_reads import query_registered
+from evalcore.store.resolution import gains_with_conflicts
 from evalcore.store.runs import RunInfo, list_runs
 from evalcore.store.study_handle import Study
 from evalcore.store.study_measures import DEFAULT_STUDY_MEASURES, shown_measures, study_measures
@@ -187,9 +189,8 @@ class RunState:
         state), arrays filled column by column as :meth:`_set_arrays` fills them per query."""
         if result is None:
             return cls(run=run, top_units=top_units, metrics=(), _results=[])
-        state = cls(run=run, top_units=top_units,
-                    index={q: i for i, q in enumerate(query_ids)}, metrics=tuple(metrics),
-                    _source=result)
+        index = {q: i for i, q in enumerate(query_ids)}
+        state = cls(run, top_units, index, metrics=tuple(metrics), _source=result)
         n = len(query_ids)
         for metric in state.metrics:
             m = result.metrics[metric]
@@ -362,8 +363,8 @@ class LiveDashboard:
             results, more, tops = _evaluate(columns, self.protocol, extra)
             evaluated[run.name] = results
             self.runs[run.name] = RunState.from_batch(run, columns.query_ids, results, tops)
-            self.extra[run.name] = RunState.from_batch(run, columns.query_ids, more, tops,
-                                                       [m.canonical for m in extra])
+            names = [m.canonical for m in extra]
+            self.extra[run.name] = RunState.from_batch(run, columns.query_ids, more, tops, names)
         # Each run's query set is its own (its answered queries plus the study's registered,
         # labeled and complete ones, as evaluate_run has it); the dashboard lists the union.
         sets = [rs.index for rs in self.runs.values()]
@@ -395,10 +396,11 @@ class LiveDashboard:
         """Each evaluated run (the runs' batches of the queries they have, as the runs are
         now) with its queries' positions and its packed positions' unit codes (one code
         space: the study's)."""
-        return {name: RunBlocking(result, self._positions(self.runs[name],
-                                                          result.batch.query_ids),
-                                  result.batch.pos_unit)
-                for name, result in evaluated.items()}
+        blocking = {}
+        for name, result in evaluated.items():
+            positions = self._positions(self.runs[name], result.batch.query_ids)
+            blocking[name] = RunBlocking(result, positions, result.batch.pos_unit)
+        return blocking
 
     def _set_coverage(self, query_ids: Sequence[str], runs: Iterable[RunBlocking],
                       reference: ReferenceColumns) -> None:
@@ -477,8 +479,8 @@ class LiveDashboard:
             return self._outcome(started, changed=True, full=True, queries=[])
         if marks == self.marks:
             return self._outcome(started, changed=False, full=False, queries=[])
-        touched = sorted(touched_queries(study, self.marks)
-                         - set(marks.removed))  # a removed query's labels count nowhere
+        # a removed query's labels count nowhere
+        touched = sorted(touched_queries(study, self.marks) - set(marks.removed))
         if (
             marks.run_ids != self.marks.run_ids
             or marks.removed != self.marks.removed
@@ -511,8 +513,8 @@ class LiveDashboard:
                 continue
             columns = run_columns(study, evidence, name, mine)
             extra = self.extra[name]
-            found, extra_found, tops = _evaluate(columns, self.protocol,
-                                                 self._extra_measures(rs.run.k))
+            extra_measures = self._extra_measures(rs.run.k)
+            found, extra_found, tops = _evaluate(columns, self.protocol, extra_measures)
             evaluated[name] = found
             results = found.query_results()
             more = [] if extra_found is None else extra_found.query_results()
@@ -682,11 +684,17 @@ class LiveDashboard:
         return len(self._blocking_table())
 
 
-def query_results_by_run(study: Study, query_id: str) -> dict[str, QueryResult]:
+def query_results_by_run(study: Study, query_id: str,
+                         labels: QueryLabels | None = None) -> dict[str, QueryResult]:
     """Run name -> one query's result under every run of the study (what the Annotate page
     shows after each label): the metric computer on the store's observations of that
-    query, under the study's protocol."""
+    query, under the study's protocol. ``labels``: the query's, when the caller read them."""
     protocol = study.settings.protocol()
-    by_run = observations_for_runs(study, list_runs(study), None, [query_id])
+    ref = None
+    if labels is not None:
+        gains = {query_id: gains_with_conflicts(labels.resolved)} if labels.resolved else {}
+        ref = ReferenceColumns(gains=gains, complete={query_id: labels.complete},
+                               population=study_population(study))
+    by_run = observations_for_runs(study, list_runs(study), None, [query_id], ref=ref)
     return {name: evaluate(observations, protocol).queries[0]
             for name, observations in by_run.items()}

@@ -19,18 +19,7 @@ from evalcore.analysis.compare import MetricComparison, aggregate_text, cutoff_l
 from evalcore.contract.query_order import natural_key
 from evalcore.contract.reasons import reason_words
 from evalcore.contract.results import MetricName
-from evalcore.live.chart_style import (
-    BOTTOM_ROW,
-    GROUPED_MARKERS,
-    LEGEND_BELOW,
-    LEGEND_ROOM,
-    TOP_ROW,
-    UNAVAILABLE_MARKER,
-    query_axis,
-    run_color,
-    run_marker,
-    two_row_layout,
-)
+from evalcore.live import chart_style as style
 from evalcore.report.model import Report
 
 Figure = dict[str, Any]
@@ -57,7 +46,7 @@ def per_query_figure(report: Report, metric: MetricName) -> Figure:
     label = cutoff_label(metric, evaluations, aggregate=False)
     query_ids = sorted({q.query_id for ev in evaluations for q in ev.queries}, key=natural_key)
     position = {query_id: i for i, query_id in enumerate(query_ids)}
-    layout = two_row_layout(
+    layout = style.two_row_layout(
         (f"{label} (available values)", "unavailable (not 0; reasons on hover)"),
         (0.75, 0.25), 0.1, shared_x=True, template=True,
     )
@@ -78,24 +67,24 @@ def per_query_figure(report: Report, metric: MetricName) -> Figure:
         data.append({
             "type": "scatter", "mode": "markers", "name": name, "legendgroup": name,
             "x": np.asarray(x_ok, dtype=np.int64), "y": np.asarray(y_ok, dtype=np.float64),
-            "text": _strings(text_ok), **TOP_ROW, "offsetgroup": name,
-            "marker": {**run_marker(index), "color": run_color(index)},
+            "text": _strings(text_ok), **style.TOP_ROW, "offsetgroup": name,
+            "marker": {**style.run_marker(index), "color": style.run_color(index)},
             "hovertemplate": f"%{{text}}<br>{label} = %{{y:.4f}}<extra>{name}</extra>",
         })
         data.append({
             "type": "scatter", "mode": "markers", "name": f"{name}: unavailable ({len(x_na)})",
             "legendgroup": name, "x": np.asarray(x_na, dtype=np.int64),
             "y": _strings([name] * len(x_na)), "text": _strings(text_na),
-            **BOTTOM_ROW, "marker": {**UNAVAILABLE_MARKER, "color": run_color(index)},
+            **style.BOTTOM_ROW, "marker": {**style.UNAVAILABLE_MARKER, "color": style.run_color(index)},
             "hovertemplate": "%{text}<extra>" + name + " unavailable</extra>",
         })
     layout["yaxis"].update(title={"text": label}, range=[-0.03, 1.03], automargin=True)
     layout["yaxis2"].update(type="category", automargin=True)
-    layout["xaxis"].update(query_axis(query_ids))
-    layout["xaxis2"].update(query_axis(query_ids))
+    layout["xaxis"].update(style.query_axis(query_ids))
+    layout["xaxis2"].update(style.query_axis(query_ids))
     layout["xaxis2"].update(title={"text": f"query (sorted by id, {len(query_ids)} queries)"})
-    layout.update(height=520 + LEGEND_ROOM, margin={"t": 60, "b": LEGEND_ROOM},
-                  legend=LEGEND_BELOW, **GROUPED_MARKERS)
+    layout.update(height=520 + style.LEGEND_ROOM, margin={"t": 60, "b": style.LEGEND_ROOM},
+                  legend=style.LEGEND_BELOW, **style.GROUPED_MARKERS)
     return {"data": data, "layout": layout}
 
 
@@ -130,7 +119,7 @@ def per_query_metrics_figure(report: Report, metrics: list[MetricName]) -> Figur
         "type": "buttons", "direction": "right", "buttons": buttons, "showactive": True,
         "x": 0.0, "xanchor": "left", "y": 1.12, "yanchor": "bottom",
     }]
-    layout["margin"] = {"t": 90, "b": LEGEND_ROOM}
+    layout["margin"] = {"t": 90, "b": style.LEGEND_ROOM}
     return {"data": data, "layout": layout}
 
 
@@ -145,7 +134,7 @@ def delta_figure(comparison: MetricComparison) -> Figure:
     order = np.argsort(deltas, kind="stable")
     query_ids = _strings([escape(q) for q in comparison.query_ids])
     a, b = escape(comparison.run_a), escape(comparison.run_b)
-    layout = two_row_layout(
+    layout = style.two_row_layout(
         (
             f"{comparison.label}: {a} − {b} (baseline) per paired query<br>(sorted by Δ; "
             "hover for the query)",
@@ -161,7 +150,7 @@ def delta_figure(comparison: MetricComparison) -> Figure:
     positions = np.arange(order.size)
     if order.size <= _BARS_UP_TO:
         delta_traces = [{
-            "type": "bar", "name": "Δ on paired queries", **TOP_ROW,
+            "type": "bar", "name": "Δ on paired queries", **style.TOP_ROW,
             "x": positions, "y": sorted_deltas, "text": query_ids[order], "textposition": "none",
             "hovertemplate": "%{text}: Δ = %{y:.4f}<extra></extra>",
             # a zero delta is a flat bar: its outline keeps it visible (a paired query, not a gap)
@@ -176,7 +165,7 @@ def delta_figure(comparison: MetricComparison) -> Figure:
         delta_traces = [
             {
                 "type": "scatter", "mode": "lines", "fill": "tozeroy", "name": name,
-                **TOP_ROW, "x": positions[mask], "y": sorted_deltas[mask],
+                **style.TOP_ROW, "x": positions[mask], "y": sorted_deltas[mask],
                 "text": query_ids[order][mask], "line": {"color": color, "width": 1},
                 "hovertemplate": "%{text}: Δ = %{y:.4f}<extra></extra>",
             }
@@ -187,10 +176,10 @@ def delta_figure(comparison: MetricComparison) -> Figure:
     data = [
         *delta_traces,
         {
-            "type": "scatter", "mode": "markers", "name": "excluded", **BOTTOM_ROW,
+            "type": "scatter", "mode": "markers", "name": "excluded", **style.BOTTOM_ROW,
             "x": np.arange(len(excluded_text)),
             "y": _strings(["excluded"] * len(excluded_text)), "text": _strings(excluded_text),
-            "marker": UNAVAILABLE_MARKER, "hovertemplate": "%{text}<extra></extra>",
+            "marker": style.UNAVAILABLE_MARKER, "hovertemplate": "%{text}<extra></extra>",
         },
     ]
     layout["yaxis"].update(title={"text": "Δ"}, range=_padded_range(sorted_deltas))
@@ -229,14 +218,14 @@ def aggregate_figure(report: Report, metrics: list[MetricName]) -> Figure:
     """
     evaluations = [run.evaluation for run in report.runs]
     labels = [cutoff_label(m, evaluations, aggregate=False) for m in metrics]
-    layout = two_row_layout(
+    layout = style.two_row_layout(
         ("mean when every query has it; otherwise the bounds it lies in (hatched)",
          "queries with the metric (available of all)"),
         (0.62, 0.38), 0.16, shared_x=True, template=True,
     )
     data = []
     for index, run in enumerate(report.runs):
-        name, color = escape(run.name), run_color(index)
+        name, color = escape(run.name), style.run_color(index)
         values, bases, texts, patterns, counts, count_texts = [], [], [], [], [], []
         for metric in metrics:
             agg = run.evaluation.aggregates.get(metric)
@@ -263,7 +252,7 @@ def aggregate_figure(report: Report, metrics: list[MetricName]) -> Figure:
                  if m in run.evaluation.aggregates else "not computed" for m in metrics]
         data.append({
             "type": "bar", "x": labels, "y": values, "base": bases, "name": name,
-            "legendgroup": name, "offsetgroup": name, **TOP_ROW,
+            "legendgroup": name, "offsetgroup": name, **style.TOP_ROW,
             "text": texts, "textposition": "outside", "cliponaxis": False,
             "customdata": hover,
             "marker": {"color": color, "pattern": {"shape": patterns, "fillmode": "overlay",
@@ -275,7 +264,7 @@ def aggregate_figure(report: Report, metrics: list[MetricName]) -> Figure:
             data.append({
                 "type": "bar", "x": labels, "y": [0.0 if u else None for u in unbounded],
                 "name": f"{name}: no bounds", "legendgroup": name, "offsetgroup": name,
-                "showlegend": False, **TOP_ROW,
+                "showlegend": False, **style.TOP_ROW,
                 "text": ["no bounds" if u else "" for u in unbounded], "textangle": -90,
                 "textposition": "outside", "cliponaxis": False, "customdata": hover,
                 "marker": {"color": color},
@@ -284,7 +273,7 @@ def aggregate_figure(report: Report, metrics: list[MetricName]) -> Figure:
         data.append({
             "type": "bar", "x": labels, "y": counts, "name": f"{name}: queries with the metric",
             "legendgroup": name, "offsetgroup": name, "showlegend": False,
-            **BOTTOM_ROW, "text": count_texts, "textposition": "outside",
+            **style.BOTTOM_ROW, "text": count_texts, "textposition": "outside",
             "cliponaxis": False, "marker": {"color": color, "opacity": 0.55},
             "hovertemplate": "%{x}: %{text} queries have it<extra>" + name + "</extra>",
         })
@@ -294,9 +283,9 @@ def aggregate_figure(report: Report, metrics: list[MetricName]) -> Figure:
     layout["xaxis"].update(automargin=True)
     layout["xaxis2"].update(automargin=True)
     layout.update(
-        barmode="group", height=460 + LEGEND_ROOM, margin={"t": 70, "b": LEGEND_ROOM},
+        barmode="group", height=460 + style.LEGEND_ROOM, margin={"t": 70, "b": style.LEGEND_ROOM},
         title={"text": "Aggregates per run", "font": {"size": 13}, "x": 0.01, "xanchor": "left"},
-        legend=LEGEND_BELOW,
+        legend=style.LEGEND_BELOW,
     )
     return {"data": data, "layout": layout}
 

@@ -59,8 +59,8 @@ def render_csv(report: Report) -> str:
     writer = csv_writer(out)
     writer.writerow(csv_header(report))
     measures: list[Measure] = report_measures(report)
-    query_set = (None if report.query_set is None
-                 else report.query_set.describe().removeprefix("queries: "))
+    described = report.query_set.describe() if report.query_set is not None else None
+    query_set = described.removeprefix("queries: ") if described is not None else None
     for run in report.runs:
         queries = run.measure_values.queries if run.measure_values is not None else []
         chosen = {q.query_id: q.metrics for q in queries}
@@ -78,9 +78,8 @@ def render_csv(report: Report) -> str:
 
 
 #: Columns of :func:`render_verdicts_csv`.
-VERDICT_FIELDS = ("candidate", "baseline", "difference", "measure", "status", "verdict",
-                  "verdict_code", "lower", "upper", "labels_to_settle", "what_would_settle_it",
-                  "sentence", "estimate")
+VERDICT_FIELDS = tuple("candidate baseline difference measure status verdict verdict_code lower "
+                       "upper labels_to_settle what_would_settle_it sentence estimate".split())
 
 
 def render_verdicts_csv(report: Report) -> str:
@@ -93,10 +92,10 @@ def render_verdicts_csv(report: Report) -> str:
     writer = csv_writer(out)
     writer.writerow(VERDICT_FIELDS)
     for line in report.pair_bottom_lines():
+        pair = [line.candidate, line.baseline, line.difference]
         for m in line.measures:
-            writer.writerow([line.candidate, line.baseline, line.difference, m.measure,
-                             m.status, m.verdict_cell, m.verdict, _number(m.lower),
-                             _number(m.upper),
-                             "" if m.labels_to_settle is None else m.labels_to_settle,
-                             m.settle, line.sentence, m.estimate or ""])
+            verdict = [m.measure, m.status, m.verdict_cell, m.verdict]
+            settle = ["" if m.labels_to_settle is None else m.labels_to_settle, m.settle]
+            bounds = [_number(m.lower), _number(m.upper)]
+            writer.writerow([*pair, *verdict, *bounds, *settle, line.sentence, m.estimate or ""])
     return out.getvalue()

@@ -31,6 +31,10 @@ from evalcore.store.samples import get_sample
 from evalcore.store.study_handle import Study
 from evalcore.store.study_measures import shown_measures, study_measures
 
+#: The warning of a report computed on the working labels.
+_UNPINNED = ("Not pinned to a frozen reference version: computed on the working labels, which "
+             "can change as labeling continues. Freeze a reference version for a report you "
+             "can defend.")
 
 def report_from_store(
     study: Study,
@@ -91,8 +95,7 @@ def report_from_store(
         evaluation, chosen_values[info.name] = evaluate_run_measures(
             study, info.name, reference, protocol, fits, query_ids=scope
         )
-        inputs[info.name] = RunInput(evaluation=evaluation,
-                                     corpus_fingerprint=info.corpus_fingerprint)
+        inputs[info.name] = RunInput(evaluation=evaluation, corpus_fingerprint=info.corpus_fingerprint)
     internal = _internal(study, {i.name: i.run_id for i in run_infos})
     if version is not None:
         internal = internal.model_copy(update={"reference_created_by": version.created_by})
@@ -113,11 +116,8 @@ def report_from_store(
         created_at=created_at,
         accept_unverified=accept_unverified,
     )
-    report = report.model_copy(update={
-        "measures": [m.canonical for m in chosen],
-        "runs": [r.model_copy(update={"measure_values": chosen_values[r.name]})
-                 for r in report.runs],
-    })
+    runs = [r.model_copy(update={"measure_values": chosen_values[r.name]}) for r in report.runs]
+    report = report.model_copy(update={"measures": [m.canonical for m in chosen], "runs": runs})
     decisions = decisions_of(study, report, query_ids=scope)
     updates: dict[str, object] = {
         "decisions": decisions,
@@ -136,10 +136,7 @@ def report_from_store(
         ]
     if not name:
         updates["name"] = f"{', '.join(names)} @ {reference or 'working labels'} {report.created_at}"
-    unpinned = [] if reference is not None else [
-        "Not pinned to a frozen reference version: computed on the working labels, which "
-        "can change as labeling continues. Freeze a reference version for a report you "
-        "can defend."]
+    unpinned = [] if reference is not None else [_UNPINNED]
     if unpinned or too_deep:
         updates["warnings"] = [*unpinned, *report.warnings, *too_deep]
     return report.model_copy(update=updates)

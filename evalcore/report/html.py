@@ -149,6 +149,11 @@ def render_html(report: Report, *, include_internal: bool = False) -> str:
 
 def _meta(report: Report) -> str:
     protocol = report.protocol
+    query_set = []
+    if report.query_set is not None:
+        ids = report.query_set.query_ids
+        shown = report.query_set.describe().removeprefix("queries: ")
+        query_set = [("Query set", shown + (f": {', '.join(ids)}" if ids else ""))]
     rows = [
         ("Study", f"{report.study_id}" + (f" — {report.study_name}" if report.study_name else "")),
         ("Reference version", report.reference_version or "working labels (not frozen)"),
@@ -166,9 +171,7 @@ def _meta(report: Report) -> str:
             ),
         ),
         *([("Measures", measures_line(report))] if report.measures else []),
-        *([("Query set", report.query_set.describe().removeprefix("queries: ")
-            + (f": {', '.join(report.query_set.query_ids)}" if report.query_set.query_ids
-               else ""))] if report.query_set is not None else []),
+        *query_set,
         ("Baseline", report.baseline),
         ("Generated", f"{report.created_at} by {report.created_by}"),
         ("evalcore version", report.evalcore_version),

@@ -3,8 +3,10 @@
 from typing import Any
 
 #: Keys shown first, in this order, when a protocol holds them.
-_KNOWN = ("method", "top_k", "weights", "cutoff", "organisations", "pinned_protocol",
-          "reference_version")
+_KNOWN = "method top_k weights cutoff organisations pinned_protocol reference_version".split()
+#: Keys not shown as ``key=value``: the known ones, the corpus fingerprint and execution details.
+_DETAILS = "corpus_fingerprint execution corpus_id tie_rule tokenizer pinned_document_count"
+_HIDDEN = {*_KNOWN, *_DETAILS.split()}
 
 
 def protocol_summary(protocol: dict[str, Any]) -> str:
@@ -19,8 +21,8 @@ def protocol_summary(protocol: dict[str, Any]) -> str:
         if value in (None, "", [], {}):
             continue
         if key == "weights" and isinstance(value, dict):
-            parts.append("weights " + ", ".join(f"{k} {v:g}" for k, v in sorted(value.items())
-                                                 if isinstance(v, int | float)))
+            numbers = [f"{k} {v:g}" for k, v in sorted(value.items()) if isinstance(v, int | float)]
+            parts.append("weights " + ", ".join(numbers))
         elif key == "cutoff":
             parts.append(f"cutoff {str(value)[:10]}")
         elif key == "organisations" and isinstance(value, list):
@@ -29,9 +31,7 @@ def protocol_summary(protocol: dict[str, Any]) -> str:
             parts.append(str(value))
         else:
             parts.append(f"{key.replace('_', ' ')} {value}")
-    skip = set(_KNOWN) | {"corpus_fingerprint", "execution", "corpus_id", "tie_rule",
-                          "tokenizer", "pinned_document_count"}
     for key, value in sorted(protocol.items()):
-        if key not in skip and isinstance(value, str | int | float | bool):
+        if key not in _HIDDEN and isinstance(value, str | int | float | bool):
             parts.append(f"{key}={value}")
     return " · ".join(parts)

@@ -1,9 +1,6 @@
-"""The audit log: who did what to the store, and when (append-only).
-
-Label and completeness events are their own history; the audit log records the
-bulk actions around them (imports, reference freezes, study creation), so a
-reader can tell where every label came from.
-"""
+"""The audit log: who did what to the store, and when (append-only). Label and completeness
+events are their own history; the audit log records the bulk actions around them
+(imports, freezes, study creation), so a reader can tell where every label came from."""
 
 import getpass
 import json
@@ -39,13 +36,10 @@ class AuditEntry(FrozenModel):
 
 def record_audit(db: sqlite_utils.Database, actor: str | None, action: str, *,
                  study_id: str | None = None, detail: dict[str, Any] | None = None) -> int:
-    """Append one audit entry; call it inside the caller's write transaction.
-
-    Returns the entry id. ``detail`` must be JSON-serialisable. The row records
-    the channel (:func:`evalcore.access.channel.audit_channel`) and, for the CLI, the operating-system
-    user: ``actor`` is who the caller says they are (None: ``local``, the single-user mode),
-    ``os_user`` who ran it.
-    """
+    """Append one audit entry inside the caller's write transaction; return its id. ``detail``:
+    JSON-serialisable. The row records the channel (:func:`evalcore.access.channel.audit_channel`)
+    and, for the CLI, the operating-system user (``os_user``: who ran it; ``actor``: who the
+    caller says they are, None: ``local``)."""
     actor = actor or "local"
     channel = current_channel()
     try:

@@ -1,15 +1,10 @@
 """The one gate every write passes: :func:`authorize`, and the other write checks.
 
-The store reads the facts (:mod:`evalcore.store.membership`) and the rules of
-:mod:`evalcore.access.decisions` decide. Callers run :func:`authorize` inside
-the same ``write_transaction`` as the write it guards: ``BEGIN IMMEDIATE``
-holds the write lock, so membership cannot change between the check and the
-write, and a refusal rolls back to nothing.
-
-An unknown study id is reported here for every action, read or write
-(:func:`require_known_study`): the message lists only the studies the actor may
-read (:func:`allowed`), never every study of the store.
-"""
+The store reads the facts (:mod:`evalcore.store.membership`), the rules of
+:mod:`evalcore.access.decisions` decide. :func:`authorize` runs inside the
+``write_transaction`` of the write it guards: membership cannot change between check and
+write, and a refusal rolls back to nothing. An unknown study id is reported here for every
+action (:func:`require_known_study`), listing only the studies the actor may read."""
 
 from collections.abc import Iterable
 
@@ -54,14 +49,10 @@ def authorize(
     permission: Permission,
     study: StudyIn | None = None,
 ) -> RoleName | None:
-    """Allow ``actor`` to do ``permission`` in the study, or raise :class:`PermissionDenied`.
-
-    Returns the actor's role, or None in local single-user mode (every action
-    allowed). Raises ``StudyNotFoundError`` for an unknown study, listing only the studies
-    ``actor`` may read. Reads only:
-    call it inside the write transaction of the action it guards. ``study``: its
-    settings when the caller read them already (before the lock: they never change).
-    """
+    """Allow ``actor`` to do ``permission`` in the study, or raise :class:`PermissionDenied`;
+    return the actor's role (None in local single-user mode: everything allowed). An unknown
+    study is a ``StudyNotFoundError`` listing only the studies ``actor`` may read. Call it
+    inside the write transaction it guards; ``study``: its settings when already read."""
     if study is None:
         study = known_study(db, actor, study_id)
     facts = study_access(db, study_id, viewer_id(actor), study.org_id)
@@ -119,15 +110,12 @@ def authorize_corpus_write(
     owner_orgs: Iterable[str | None],
     doc_ids: Iterable[str] = (),
 ) -> None:
-    """Allow ``actor`` to add or change documents of the corpus, or raise PermissionDenied.
-
-    See :func:`evalcore.access.organisations.decide_corpus_write`: the admins of the
-    documents' organisations write them (the organisations of ``owner_orgs``, and of the
-    documents among ``doc_ids`` an upsert would change; the corpus's owner for unowned
-    ones), never a study lead as such; another organisation's documents enter a claimed
-    organisation's corpus only once it shares the corpus. Anyone may while nothing
-    concerned is claimed and no study over the corpus is in team mode (local mode).
-    """
+    """Allow ``actor`` to add or change documents of the corpus, or raise PermissionDenied
+    (:func:`evalcore.access.organisations.decide_corpus_write`): the admins of the documents'
+    organisations (of ``owner_orgs``, of the documents among ``doc_ids`` an upsert would
+    change, the corpus's owner for unowned ones) write them, never a study lead as such;
+    another organisation's documents enter a claimed corpus only once it is shared. Anyone may
+    while nothing concerned is claimed and no study over the corpus is in team mode."""
     ids = list(doc_ids)
     owners = set(owner_orgs) | (document_owner_orgs(db, corpus_id, ids) if ids else set())
     owner = corpus_owner(db, corpus_id)
@@ -155,12 +143,9 @@ def authorize_organisation_entry(
     db: sqlite_utils.Database, *, org_id: str | None, study_id: str, actor: str | None, what: str
 ) -> None:
     """Allow ``actor`` to ``what`` (create study ``study_id``, or make its first lead) inside
-    organisation ``org_id``, or raise PermissionDenied.
-
-    While the organisation has no team-mode study (local mode), anyone may. Once it
-    has one, only a member of the organisation may: otherwise anyone could create
-    or claim a study of the organisation and, as its lead, read its documents.
-    """
+    organisation ``org_id``, or raise PermissionDenied. Anyone may while the organisation has
+    no team-mode study; then only its members (else anyone could claim a study of it and, as
+    its lead, read its documents)."""
     if org_id is None:
         return
     team = organisation_team_studies(db, org_id)

@@ -64,10 +64,9 @@ def write_automatic_import(
     actor: str,
     detail: dict[str, object] | None = None,
 ) -> int:
-    """Store ``labels`` ((query id, unit id, gain), each unit once) as one import of the
-    automatic ``source``: staged, then published with its audit entry (see the module
-    docstring). Returns the import's id. Raises ``PermissionDenied`` before writing
-    anything when ``actor`` may not import into the study."""
+    """Store ``labels`` ((query id, unit id, gain), each unit once) as one import of the automatic
+    ``source``, staged then published with its audit entry; return its id. PermissionDenied
+    before any write when ``actor`` may not import into the study."""
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.IMPORT)
         cursor = db.execute(
@@ -101,10 +100,8 @@ def write_automatic_import(
 
 def judgeable_documents(study: Study, corpus_id: str, doc_ids: Iterable[str]) -> dict[str, str]:
     """Doc id -> why its text may not be sent to a judge for the study's actor, for each of
-    ``doc_ids`` that may not: ``no document`` (not in the corpus), ``text withheld`` (the
-    actor may not read it: :func:`evalcore.store.scoping.readable_filter`, the rule of
-    :func:`~evalcore.store.scoping.readable_document`) or ``empty document`` (no title, no
-    text). Ids absent from the result may be sent. One query per 500 ids."""
+    ``doc_ids`` that may not: ``no document``, ``text withheld`` (the actor may not read it:
+    :func:`evalcore.store.scoping.readable_filter`) or ``empty document``. One query per 500 ids."""
     db = study.db
     wanted = list(dict.fromkeys(doc_ids))
     allowed = readable_filter(db, study.actor, corpus_id)

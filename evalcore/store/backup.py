@@ -1,24 +1,18 @@
 """Backing up and checking a store: consistent copies while annotators label.
 
 Every backup is a SQLite store file, whatever the engine it copies, checked by
-:func:`verify_store` and kept with the same rules:
+:func:`verify_store`: a store file is copied with SQLite's online backup API in one read
+transaction (one instant, WAL included, writers not blocked); a PostgreSQL store at this
+evalcore's schema version table by table (:func:`evalcore.store.store_copy.copy_store`: one
+snapshot, each table checked; restored with ``evalcore migrate-store``). The copy is written
+beside ``out``, checked and renamed into place (never over a file), with the store file's
+permission bits or 0600, whichever is stricter.
 
-* a store file is copied with SQLite's online backup API in one step (one read
-  transaction: the store as of one instant, WAL included, writers not blocked);
-* a PostgreSQL store (a ``postgresql://`` URL) at this evalcore's schema version is copied
-  table by table into a new store file (:func:`evalcore.store.store_copy.copy_store`: one
-  snapshot, each table checked); restoring it is ``evalcore migrate-store``;
-* the copy is written beside ``out``, checked and renamed into place (never over an
-  existing file), with the store file's permission bits or 0600, whichever is stricter.
-
-:func:`verify_store` opens a store read-only and reports, in one snapshot, the engine's
-integrity check, rows referencing a missing row, the schema version, missing or disabled
-triggers guarding the append-only history, the rows per table and whether every frozen
-reference version still matches its content hash.
-
-Restoring a backup of a store file is copying it over the store's path while nothing
-has it open (see the README).
-"""
+:func:`verify_store` reports, in one read-only snapshot, the engine's integrity check, rows
+referencing a missing row, the schema version, missing or disabled triggers guarding the
+append-only history, the rows per table and whether every frozen reference version still
+matches its content hash. Restoring a store file's backup is copying it over the store's
+path while nothing has it open (see the README)."""
 
 from __future__ import annotations
 
@@ -121,13 +115,10 @@ def _check_references(db: sqlite_utils.Database, check: StoreCheck) -> None:
 
 
 def backup_store(source: str | Path, out: str | Path) -> BackupSummary:
-    """Copy the store at ``source`` (a file or a ``postgresql://`` URL) to the new SQLite
-    store file ``out`` (see the module docstring).
-
-    Raises ``FileExistsError`` if ``out`` exists, ``FileNotFoundError`` if the source file
-    does not, ``ValueError`` if a database is not at this evalcore's schema version or the
-    copy fails its check (the temporary copy is removed then).
-    """
+    """Copy the store at ``source`` (a file or a ``postgresql://`` URL) to the new SQLite store
+    file ``out`` (see the module docstring). FileExistsError if ``out`` exists,
+    FileNotFoundError if the source file does not, ValueError if a database is not at this
+    evalcore's schema version or the copy fails its check (the temporary copy removed)."""
     out = Path(out)
     if out.exists() or out.is_symlink():
         raise FileExistsError(17, "already exists; choose a new file name (a backup never "

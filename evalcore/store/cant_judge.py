@@ -1,10 +1,6 @@
-""""Can't judge": an annotator's note that a unit could not be judged.
-
-It is not a label -- the unit stays unlabeled (unknown), no gain is recorded
-and no metric changes -- but it is kept, with who and when, in the audit log
-(action ``cant_judge``), so the annotator's queue can put those units last in
-later sessions and a reviewer can see which units were hard to judge.
-"""
+""""Can't judge": an annotator's note that a unit could not be judged. Not a label (the unit
+stays unknown, no metric changes), but kept with who and when in the audit log (action
+``cant_judge``), so the queue puts those units last and a reviewer sees the hard ones."""
 
 import sqlite_utils
 

@@ -1,11 +1,8 @@
 """Completeness claims: "every relevant unit of this query is in the reference set".
 
-A claim is an append-only event: ``complete`` (the population is declared
-complete) or ``reopened`` (the claim is withdrawn, with why). A query's state
-is its latest event; a query with no event is not complete. Marking a query
-that is already complete, or reopening one that is not, records nothing and
-returns ``None``.
-"""
+A claim is an append-only event: ``complete`` or ``reopened`` (withdrawn, with why). A
+query's state is its latest event (none: not complete). Marking a complete query complete,
+or reopening one that is not, records nothing and returns ``None``."""
 
 from typing import Literal
 
@@ -150,10 +147,12 @@ class ClaimWithdrawal(FrozenModel):
                 "and AP are bounded as on any relevant set not declared complete.")
 
 
-def claim_withdrawal(study: Study, query_id: str) -> ClaimWithdrawal | None:
+def claim_withdrawal(study: Study, query_id: str,
+                     history: list[CompletenessEvent] | None = None) -> ClaimWithdrawal | None:
     """Who claimed the query complete and who withdrew the claim, when and why (None: the
-    query is not reopened)."""
-    latest = _events(study, query_id, "event_id DESC LIMIT 2")
+    query is not reopened). ``history``: its :func:`completeness_history`, if read."""
+    latest = history[::-1][:2] if history is not None else _events(
+        study, query_id, "event_id DESC LIMIT 2")
     if not latest or latest[0].state != "reopened":
         return None
     withdrawn = latest[0]

@@ -1,13 +1,6 @@
-"""Opening the evidence store: WAL mode, a busy timeout, migrated to the current schema.
-
-The store is a SQLite file or a PostgreSQL database (``postgresql://...`` URL,
-:mod:`evalcore.store.postgres`); both are migrated and cleaned up the same way.
-
-The connection itself (WAL, busy timeout, read-only opening) is
-:mod:`evalcore.store.location`. Writes run in
-:func:`evalcore.store.transaction.write_transaction` (``BEGIN IMMEDIATE``, so two
-writers queue instead of failing half-way).
-"""
+"""Opening the evidence store (a SQLite file or a ``postgresql://`` URL): connected
+(:mod:`evalcore.store.location`), migrated to the current schema and rid of the imports a
+killed process left, the same way on both engines."""
 
 from pathlib import Path
 
@@ -27,12 +20,9 @@ _STAGED = [("runs", "run_id", discard_staged_run), ("studies", "study_id", disca
 
 
 def open_store(path: str | Path, *, migrate: bool = True) -> sqlite_utils.Database:
-    """Open (creating if needed) the store at ``path``, migrated to the current schema.
-
-    ``path`` is a file or a ``postgresql://`` URL (the database must exist; its tables
-    are created). The connection may be used from several threads
-    (``check_same_thread=False``); a Streamlit session keeps one of its own.
-    """
+    """Open (creating if needed) the store at ``path``, migrated to the current schema. A
+    PostgreSQL database must exist (its tables are created). The connection may be used from
+    several threads; a Streamlit session keeps one of its own."""
     return _prepared(connect_read_write(path), migrate=migrate)
 
 

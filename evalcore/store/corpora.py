@@ -1,13 +1,10 @@
 """Corpora and their owner organisation (see docs/access-model.md).
 
-Every corpus has a row in ``corpora``: its owner organisation (None: a local
-corpus that belongs to no organisation), who registered it and when. A corpus
-is registered by the first study over it (owner: that study's organisation)
-or by the first documents written into it (no owner yet); a corpus without an
-owner adopts the organisation of the first study with one created over it,
-while no study over it is in team mode. Documents stored without an explicit
-owner get the corpus's owner.
-"""
+Every corpus has a ``corpora`` row: its owner organisation (None: local), who registered it
+and when. The first study over it registers it (owner: that study's organisation), or the
+first documents written (no owner yet); an unowned corpus adopts the organisation of the
+first study with one, while no study over it is in team mode. Documents stored without an
+explicit owner get the corpus's."""
 
 import sqlite_utils
 
@@ -30,10 +27,8 @@ def register_corpus(
     db: sqlite_utils.Database, corpus_id: str, *, owner_org: str | None, actor: str | None,
     adopt: bool = False,
 ) -> None:
-    """Register ``corpus_id`` if new (inside the caller's transaction, after authorisation).
-
-    ``adopt``: an already registered corpus without an owner takes ``owner_org``.
-    """
+    """Register ``corpus_id`` if new (inside the caller's transaction, after authorisation);
+    ``adopt``: a registered corpus without an owner takes ``owner_org``."""
     if owner_org is not None:
         db.execute("INSERT INTO organisations (org_id, name) VALUES (?, ?) "
                    "ON CONFLICT DO NOTHING",

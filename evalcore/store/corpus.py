@@ -53,16 +53,11 @@ def add_documents(
     *,
     actor: str | None = None,
 ) -> int:
-    """Insert or replace documents (all or nothing); returns how many were written.
-
-    A changed document gets a new content hash, which is what makes a pinned
-    corpus fingerprint refuse to run on it. Once a study over the corpus is in
-    team mode, ``actor`` must be allowed to write it
-    (:func:`evalcore.store.authorize.authorize_corpus_write`). A document whose
-    ``owner_org`` is not given belongs to the corpus's owner (an explicit
-    ``owner_org=None`` keeps it unowned: readable by the members of the studies
-    over the corpus).
-    """
+    """Insert or replace documents (all or nothing); return how many were written. A changed
+    document gets a new content hash (a pinned fingerprint then refuses to run on it). Once a
+    study over the corpus is in team mode ``actor`` must be allowed to write it
+    (:func:`evalcore.store.authorize.authorize_corpus_write`). A document without ``owner_org``
+    belongs to the corpus's owner (an explicit None keeps it unowned)."""
     docs = list(documents)
     with write_transaction(db):
         register_corpus(db, corpus_id, owner_org=None, actor=actor)
@@ -90,13 +85,11 @@ def upsert_document_rows(
     db: sqlite_utils.Database, rows: Iterable[tuple], *, keep_owner: bool,
     import_id: str | None = None,
 ) -> None:
-    """Insert or update document rows ``(corpus_id, doc_id, title, text, owner_org,
-    created_at, content_hash)`` inside the caller's write transaction (the one place
-    documents are written). With ``keep_owner`` an existing document keeps its owner
-    (an import never re-owns a document). A new document gets ``import_id`` (a pending
-    import's: invisible until it is published, :mod:`evalcore.store.document_imports`); an
-    updated one becomes visible (its ``import_id`` is cleared), and the old row a pending
-    import's text of it superseded is deleted: the write wins, one row stays."""
+    """Insert or update document rows ``(corpus_id, doc_id, title, text, owner_org, created_at,
+    content_hash)`` inside the caller's write transaction (the one place documents are
+    written). ``keep_owner``: an existing document keeps its owner. A new document gets
+    ``import_id`` (pending until published, :mod:`evalcore.store.document_imports`); an updated
+    one becomes visible, the row a pending import's text of it superseded deleted."""
     owner = "" if keep_owner else "owner_org = excluded.owner_org, "
     rows = list(rows)
     db.conn.executemany(

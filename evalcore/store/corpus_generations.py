@@ -1,14 +1,10 @@
 """A corpus's generation: a number that moves forward whenever its documents may have changed.
 
-Triggers bump ``corpus_generations.generation`` of a corpus on every write of one of its
-``documents`` rows and every start, publication or discard of a staged import into it
-(:mod:`evalcore.store.document_imports`), whoever writes (not on deleting rows no reader
-sees: superseded texts, ``:replacements`` markers). The number never goes back, so two
-reads of one generation saw the same rows and pending imports, hence the same visible set
-under any :class:`~evalcore.store.visibility.Visibility`. A corpus with no row is at 0.
-A pin records the generation it was taken at (:mod:`evalcore.store.pins`); revalidation
-compares it with the current one before scanning anything.
-"""
+Triggers bump ``corpus_generations.generation`` on every write of a corpus's ``documents``
+rows and every start, publication or discard of a staged import into it (not on deleting
+rows no reader sees). It never goes back, so two reads at one generation saw the same
+visible set under any :class:`~evalcore.store.visibility.Visibility`; no row: 0. A pin
+records its generation (:mod:`evalcore.store.pins`): revalidation compares before scanning."""
 
 import sqlite_utils
 

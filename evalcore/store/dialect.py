@@ -1,25 +1,20 @@
 """Where SQLite and PostgreSQL differ: the one place that knows both dialects.
 
-The store writes its queries in SQLite's dialect; on PostgreSQL each statement passes
-through :func:`to_postgres` (sqlglot, cached per SQL text in memory and, between
-processes, in the cache folder: :mod:`evalcore.store.translation_cache`), and what
-sqlglot does not translate is rewritten on its syntax tree (:func:`_rewrite`): ``INSERT OR IGNORE``,
-``json_each``, ``GLOB``, ``char``, ``TOTAL``, ``INDEXED BY`` hints (a ``group_concat`` over
-such a scan is ordered by the index's columns), attached scratch databases, unnamed
-subqueries, integers used as truth values and truth values used as integers, SQLite's bare
-columns, and JSON read from text.
+The store writes its queries in SQLite's dialect; on PostgreSQL each passes through
+:func:`to_postgres` (sqlglot, cached in memory and between processes:
+:mod:`evalcore.store.translation_cache`), and what sqlglot leaves is rewritten on its syntax
+tree (:func:`_rewrite`): ``INSERT OR IGNORE``, ``json_each``, ``GLOB``, ``char``, ``TOTAL``,
+``INDEXED BY`` (a ``group_concat`` over such a scan ordered by the index), attached scratch
+databases, unnamed subqueries, integers as truth values and truth values as integers,
+SQLite's bare columns, and JSON read from text.
 
-Schema statements (:func:`schema_to_postgres`) also map the types: ``INTEGER`` is
-``BIGINT``, an ``INTEGER PRIMARY KEY`` an identity column, every ``TEXT`` column is
-``COLLATE "C"`` (bytewise, as SQLite's BINARY: orders do not depend on the server's
-locale), a table with a rowid and no integer key gets an identity column ``rowid`` (the
-store reads documents and studies in rowid order), and a trigger becomes a PL/pgSQL
-function raising the same message as an integrity error. The FTS5 index of the early
-migrations is never created on PostgreSQL.
-
-The errors the callers treat alike on both engines are here too:
-:func:`database_errors`, :func:`integrity_errors` and :func:`is_busy`.
-"""
+Schema statements (:func:`schema_to_postgres`) also map the types: ``INTEGER`` is ``BIGINT``,
+an ``INTEGER PRIMARY KEY`` an identity column, every ``TEXT`` column ``COLLATE "C"`` (bytewise
+as SQLite's BINARY, whatever the server's locale), a table with a rowid and no integer key
+gets an identity column ``rowid`` (documents and studies are read in rowid order), and a
+trigger becomes a PL/pgSQL function raising its message as an integrity error. The FTS5
+index of the early migrations is never created on PostgreSQL. The errors callers treat
+alike on both engines are here too (:func:`database_errors`, :func:`is_busy`, ...)."""
 
 import hashlib
 import re
@@ -122,11 +117,9 @@ def in_chunks(ids: Iterable[str], size: int = 500) -> Iterator[tuple[str, list[s
 
 
 def to_postgres(sql: str) -> str:
-    """The PostgreSQL text of one statement the store writes in SQLite's dialect.
-
-    A statement built with ``IN (?, ?, ...)`` lists is translated once whatever their
-    lengths: each list is translated as one marker (cached) and expanded back, so a
-    chunked lookup whose list length changes every call does not parse its SQL anew."""
+    """The PostgreSQL text of one statement the store writes in SQLite's dialect. Each ``IN (?,
+    ?, ...)`` list is translated as one marker and expanded back: a chunked lookup whose list
+    length changes every call is parsed once."""
     lengths = [m.group(0).count("?") for m in _PLACEHOLDER_LIST.finditer(sql)]
     if not lengths:
         return _translated(sql)
@@ -277,14 +270,12 @@ def _char(codes: list["sqlglot.exp.Expression"]) -> "sqlglot.exp.Expression":  #
 
 def _indexed_order(tree: "sqlglot.exp.Expression",  # noqa: F821
                    hints: list[tuple["sqlglot.exp.Table", str]]) -> None:  # noqa: F821
-    """A query reading a table ``INDEXED BY`` an index scans it in the index's order, and
-    SQLite's ``group_concat`` concatenates in scan order (the store relies on it, e.g. a
-    query's labels in unit id order). On PostgreSQL, where the hint is dropped, a query
-    with a ``STRING_AGG`` reads the table from a derived table of the same name sorted
-    by the index's columns (the query's conditions are pushed into it): an aggregate
-    takes its rows in the order its input delivers them, and a sorted subquery is not
-    merged into the query around it. (An ``ORDER BY`` inside each ``STRING_AGG`` would
-    sort every group once per aggregate, several times the work of one sort.)"""
+    """SQLite scans a table read ``INDEXED BY`` an index in the index's order, and
+    ``group_concat`` concatenates in scan order (the store relies on it: a query's labels in
+    unit id order). On PostgreSQL, a query with a ``STRING_AGG`` reads such a table from a
+    derived table of the same name sorted by the index's columns: an aggregate takes its rows in
+    its input's order, and a sorted subquery is not merged away (an ``ORDER BY`` in each
+    ``STRING_AGG`` would sort every group once per aggregate)."""
     from sqlglot import exp
 
     for table, index in hints:
@@ -530,18 +521,7 @@ def detach_scratch(conn: object, schema: str, tables: Iterable[str]) -> None:
 def store_tables(db: object, column: str | None = None) -> list[str]:
     """The store's own tables (not the engine's, not the FTS index's), by name; with
     ``column``, those having it."""
-    if is_postgres(db):
-        sql = ("SELECT t.table_name FROM information_schema.tables t "
-               "WHERE t.table_schema = current_schema() AND t.table_type = 'BASE TABLE' "
-               "AND t.table_name <> 'schema_version' AND (CAST(? AS TEXT) IS NULL OR EXISTS ("
-               "SELECT 1 FROM information_schema.columns c WHERE c.table_schema = t.table_schema "
-               "AND c.table_name = t.table_name AND c.column_name = ?)) ORDER BY 1")
-    else:
-        sql = ("SELECT m.name FROM sqlite_master m WHERE m.type = 'table' "
-               "AND m.name NOT LIKE 'sqlite_%' AND m.name NOT LIKE 'documents_fts%' AND (? IS NULL OR "
-               "EXISTS (SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = ?)) "
-               "ORDER BY m.name")
-    return [name for (name,) in db.execute(sql, [column, column])]  # type: ignore[attr-defined]
+    return [name for (name,) in _catalog(db, "tables", [column, column])]
 
 
 def row_key(db: object, table: str) -> str:
@@ -549,13 +529,7 @@ def row_key(db: object, table: str) -> str:
     integer key, which a SQLite rowid aliases, or the key of a table without a rowid)."""
     if "rowid" in copy_columns(db, table):
         return "rowid"
-    if is_postgres(db):
-        sql = ("SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid "
-               "AND a.attnum = ANY(i.indkey) WHERE i.indrelid = CAST(%s AS regclass) "
-               "AND i.indisprimary ORDER BY array_position(i.indkey, a.attnum)")
-    else:
-        sql = "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk"
-    return ", ".join(name for (name,) in _raw(db).execute(sql, [table]))
+    return ", ".join(name for (name,) in _catalog(db, "primary_key", [table]))
 
 
 def main_file(db: object) -> str:
@@ -584,13 +558,45 @@ def server_place(db: object) -> str:
 
 # -- copying a whole store (evalcore.store.store_copy) --------------------------------------
 
-#: The foreign keys among the store's tables: (table, the table it references).
-_SQLITE_REFERENCES = ('SELECT m.name, f."table" FROM sqlite_master m, '
-                      "pragma_foreign_key_list(m.name) f WHERE m.type = 'table'")
-_PG_REFERENCES = ("SELECT s.relname, d.relname FROM pg_constraint c "
-                  "JOIN pg_class s ON s.oid = c.conrelid JOIN pg_class d ON d.oid = c.confrelid "
-                  "JOIN pg_namespace n ON n.oid = s.relnamespace "
-                  "WHERE c.contype = 'f' AND n.nspname = current_schema()")
+#: Questions to the engine's catalogue: name -> (SQLite's SQL, PostgreSQL's SQL), both run on
+#: the engine's own connection (:func:`_catalog`).
+_CATALOG = {
+    "tables": (
+        """SELECT m.name FROM sqlite_master m WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite_%'
+        AND m.name NOT LIKE 'documents_fts%' AND (? IS NULL OR EXISTS (
+        SELECT 1 FROM pragma_table_info(m.name) c WHERE c.name = ?)) ORDER BY m.name""",
+        """SELECT t.table_name FROM information_schema.tables t
+        WHERE t.table_schema = current_schema() AND t.table_type = 'BASE TABLE'
+        AND t.table_name <> 'schema_version' AND (CAST(%s AS TEXT) IS NULL OR EXISTS (
+        SELECT 1 FROM information_schema.columns c WHERE c.table_schema = t.table_schema
+        AND c.table_name = t.table_name AND c.column_name = %s)) ORDER BY 1""",
+    ),
+    "primary_key": (
+        "SELECT name FROM pragma_table_info(?) WHERE pk > 0 ORDER BY pk",
+        """SELECT a.attname FROM pg_index i JOIN pg_attribute a ON a.attrelid = i.indrelid
+        AND a.attnum = ANY(i.indkey) WHERE i.indrelid = CAST(%s AS regclass)
+        AND i.indisprimary ORDER BY array_position(i.indkey, a.attnum)""",
+    ),
+    # the foreign keys among the store's tables: (table, the table it references)
+    "references": (
+        """SELECT m.name, f."table" FROM sqlite_master m, pragma_foreign_key_list(m.name) f
+        WHERE m.type = 'table'""",
+        """SELECT s.relname, d.relname FROM pg_constraint c
+        JOIN pg_class s ON s.oid = c.conrelid JOIN pg_class d ON d.oid = c.confrelid
+        JOIN pg_namespace n ON n.oid = s.relnamespace
+        WHERE c.contype = 'f' AND n.nspname = current_schema()""",
+    ),
+    "has_table": (
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?)",
+        "SELECT to_regclass(%s) IS NOT NULL",
+    ),
+}
+
+
+def _catalog(db: object, question: str, params: list | tuple = ()) -> Any:
+    """The cursor of one of the :data:`_CATALOG` questions, asked of ``db``'s engine."""
+    sqlite, postgres = _CATALOG[question]
+    return _raw(db).execute(postgres if is_postgres(db) else sqlite, params)
 
 
 def _raw(db: object) -> Any:
@@ -605,8 +611,7 @@ def tables_in_dependency_order(db: object) -> list[str]:
     the order in which a copy inserts them."""
     names = set(store_tables(db))
     needs: dict[str, set[str]] = {name: set() for name in names}
-    references = _PG_REFERENCES if is_postgres(db) else _SQLITE_REFERENCES
-    for table, referenced in _raw(db).execute(references):
+    for table, referenced in _catalog(db, "references"):
         if table in needs and referenced in names and referenced != table:
             needs[table].add(referenced)
     ordered: list[str] = []
@@ -648,10 +653,9 @@ BATCH_BYTES = 4 << 20
 
 
 def read_rows(db: object, table: str, columns: list[str], batch: int) -> Iterator[list[tuple]]:
-    """The rows of ``table`` (``columns``, in that order) in lists of at most ``batch`` rows and
-    about :data:`BATCH_BYTES`, in row key order, streamed: never the whole table in memory (a
-    server-side cursor on PostgreSQL, which needs an open transaction:
-    :func:`transaction.read_snapshot`)."""
+    """The rows of ``table`` (``columns``) in row key order, streamed in lists of at most
+    ``batch`` rows and about :data:`BATCH_BYTES` (on PostgreSQL a server-side cursor, which
+    needs an open transaction: :func:`transaction.read_snapshot`)."""
     sql = (f"SELECT {', '.join(_quoted(c) for c in columns)} FROM {_quoted(table)} "
            f"ORDER BY {row_key(db, table)}")
     raw = _raw(db)
@@ -674,10 +678,9 @@ def read_rows(db: object, table: str, columns: list[str], batch: int) -> Iterato
 
 def write_rows(db: object, table: str, columns: list[str],
                batches: Iterable[Iterable[tuple]]) -> None:
-    """Insert every row of ``batches`` into ``table`` as given (keys and rowids included):
-    one ``COPY`` on PostgreSQL (one round trip for the lot instead of one per row), batched
-    inserts on SQLite; inside the caller's transaction. For the store's large inserts (a
-    copied store, a run's results and rankings)."""
+    """Insert the rows of ``batches`` into ``table`` as given (keys and rowids included), inside
+    the caller's transaction: one ``COPY`` on PostgreSQL (one round trip), batched inserts on
+    SQLite."""
     names = ", ".join(_quoted(c) for c in columns)
     raw = _raw(db)
     if is_postgres(db):
@@ -734,11 +737,9 @@ def disabled_triggers(db: object) -> list[str]:
 
 @contextmanager
 def insert_triggers_suspended(db: object) -> Iterator[list[tuple[str, str]]]:
-    """Inside the caller's write transaction: the :func:`insert_triggers` are off until the
-    block ends without an error, then on again (disabled and enabled on PostgreSQL, dropped
-    and created again from their own SQL on SQLite). Both are part of the transaction: when
-    the block fails the caller's rollback restores them as they were. The triggers refusing
-    updates and deletes (append-only rules) are never touched."""
+    """Inside the caller's write transaction: the :func:`insert_triggers` are off until the block
+    ends without an error (disabled on PostgreSQL, dropped and created again on SQLite); a
+    failed block's rollback restores them. The append-only triggers are never touched."""
     triggers = insert_triggers(db)
     raw = _raw(db)
     if is_postgres(db):
@@ -791,10 +792,9 @@ GROUP BY c.oid, s.relname, d.relname ORDER BY 1, 3
 
 
 def integrity_check(db: object) -> list[str]:
-    """``["ok"]``, or what the engine finds wrong with the store's structures: SQLite's
-    ``PRAGMA integrity_check`` (pages, indexes, constraints); on PostgreSQL (which checks its
-    own pages) an index left invalid, a constraint not validated or a disabled foreign key
-    trigger."""
+    """``["ok"]``, or what the engine finds wrong: SQLite's ``PRAGMA integrity_check``; on
+    PostgreSQL (which checks its own pages) an invalid index, a constraint not validated or a
+    disabled foreign key trigger."""
     raw = _raw(db)
     if is_postgres(db):
         found = [text for (text,) in raw.execute(_PG_INTEGRITY)]
@@ -833,11 +833,7 @@ def reset_identities(db: object) -> None:
 def has_table(db: object, table: str) -> bool:
     """Does the store hold ``table``? Asked of the catalogue rather than tried: on
     PostgreSQL a failed statement aborts the open transaction."""
-    if is_postgres(db):
-        sql = "SELECT to_regclass(%s) IS NOT NULL"
-    else:
-        sql = "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?)"
-    return _raw(db).execute(sql, [table]).fetchone()[0] in (1, True)
+    return _catalog(db, "has_table", [table]).fetchone()[0] in (1, True)
 
 
 def stored_schema_version(db: object) -> int:

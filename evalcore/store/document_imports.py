@@ -1,22 +1,17 @@
 """Staged document imports: a large corpus written in short transactions, visible all at once.
 
-An import registers itself in ``pending_imports`` and writes its documents in paced chunks
-with ``import_id`` set; rows of a pending import are invisible to every read
-(:func:`published`, the one rule every read of ``documents`` uses). Publishing deletes the
-pending row: one small statement whatever the corpus size. Ids are random, never reused.
+An import registers in ``pending_imports`` and writes its documents in paced chunks with
+``import_id`` set; a pending import's rows are invisible to every read (:func:`published`,
+the one rule every read of ``documents`` uses). Publishing deletes the pending row: one
+small statement whatever the corpus size. Ids are random, never reused.
 
-A document the import *replaces* gets a second row: the new text under the import's id,
-the old row marked ``superseded_by`` it (visible while the import is pending), so a reader
-sees all the old texts or all the new ones, never a mix; the key is ``(corpus_id, doc_id,
-superseded_by)``, ``''`` for a current row. After publishing, the superseded rows are
-deleted under the import's ``:replacements`` marker
-(:mod:`evalcore.store.document_replacements`). Two imports may not replace the same
-document at once.
-
-A failed import discards its rows; those of a process that died are removed (or, once
-published, finished) by the next ``open_store``. A plain document write of a staged id
-(:func:`evalcore.store.corpus.upsert_document_rows`) makes the row that writer's.
-"""
+A document the import *replaces* gets a second row (the new text under the import's id, the
+old row marked ``superseded_by`` it; key ``(corpus_id, doc_id, superseded_by)``, ``''`` for a
+current row), so a reader sees all old texts or all new ones, never a mix; after publishing,
+the superseded rows are deleted (:mod:`evalcore.store.document_replacements`). Two imports
+may not replace the same document at once. A failed import discards its rows, a dead
+process's are settled by the next ``open_store``; a plain write of a staged id
+(:func:`evalcore.store.corpus.upsert_document_rows`) makes the row that writer's."""
 
 from __future__ import annotations
 

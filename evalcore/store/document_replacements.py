@@ -1,15 +1,12 @@
 """A re-imported document's old text: invisible once the import publishes, then deleted.
 
-An import stages the new text of every document it replaces as a second row and marks the
-old row ``superseded_by`` it (:meth:`evalcore.store.staged_documents.StagedDocuments.
-write_staged`); publishing switches every one at once. The superseded rows, invisible,
-are then deleted by :func:`remove_superseded` in paced short transactions, and finally the
-import's ``:replacements`` marker: none of these writes changes what a reader sees or moves
-the corpus generation, so a pin taken just after publishing stays valid without a scan.
-An import whose process died is settled by the next ``open_store``
-(:func:`settle_abandoned_imports`): discarded if it had not published, its superseded rows
-deleted if it had.
-"""
+An import stages each replaced document's new text as a second row and marks the old row
+``superseded_by`` it (:meth:`evalcore.store.staged_documents.StagedDocuments.write_staged`);
+publishing switches them all at once. :func:`remove_superseded` then deletes the invisible
+superseded rows in paced short transactions, and the import's ``:replacements`` marker: no
+reader sees a change and the corpus generation does not move, so a pin taken just after
+publishing stays valid without a scan. The next ``open_store`` settles an import whose
+process died (:func:`settle_abandoned_imports`): discarded unless it had published."""
 
 from collections.abc import Callable
 

@@ -1,11 +1,9 @@
 """Annotation drafts: an annotator's unsaved work on one pooled item.
 
-A draft holds the note typed for an item but not yet saved with a label, and
-whether the annotator skipped the item. It survives a reload or a new tab (it
-lives in the store, per study, annotator, query and item), and it is not
-evidence: a draft is replaced as the annotator types and deleted when the
-label it was typed for is saved.
-"""
+A draft holds the note typed for an item but not yet saved with a label, and whether the
+item was skipped. It lives in the store (per study, annotator, query and item), so it
+survives a reload or a new tab; it is not evidence: replaced as the annotator types,
+deleted when the label it was typed for is saved."""
 
 from contextlib import nullcontext
 
@@ -48,11 +46,8 @@ def save_draft(
     note: str | None = None,
     skipped: bool | None = None,
 ) -> Draft:
-    """Set the note and/or the skip mark of one item (None keeps the stored value).
-
-    A draft with no note and no skip mark is deleted. Raises ValueError for an
-    empty annotator or a note longer than :data:`MAX_NOTE_CHARS`.
-    """
+    """Set the note and/or the skip mark of one item (None keeps the stored value); a draft with
+    neither is deleted. ValueError for an empty annotator or a note over :data:`MAX_NOTE_CHARS`."""
     if not annotator.strip():
         raise ValueError("annotator is required to keep a draft")
     annotator = normalise_user_id(annotator)

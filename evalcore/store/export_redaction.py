@@ -1,31 +1,24 @@
 """What an export leaves out: every derived value of a document the exporter may not read.
 
-A study can hold facts about documents some of its members may not read: a pin
-taken by someone in two organisations lists the other organisation's documents
-with their content hashes; a lexical run executed by them scored those
-documents; the pin's audit row counts them per organisation; a refusal names the
-ones that changed. Inside the store, pages show such facts only to whoever may
-read the documents; an export is a file that leaves the store, so it carries
-none of them (docs/access-model.md, "Exports"):
+A study can hold facts about documents some members may not read (a pin by someone in two
+organisations lists the other's documents with their content hashes; a lexical run they
+executed scored them; the pin's audit row counts them per organisation; a refusal names the
+changed ones). Pages show such facts only to whoever may read the documents; an export
+leaves the store, so it carries none of them (docs/access-model.md, "Exports"):
 
-* ``protocol_documents`` rows of documents the exporter may not read (then or
-  now) are left out: a content hash is an unsalted sha256 of the title and text,
-  which confirms a guessed text offline. They are left out rather than replaced
-  by keyed hashes: a keyed row would still tell the document's id, owner and how
-  many there are.
-* A result's score of such a document is null (its rank and id stay: the study
-  names the units its runs returned, as its pages do); a lexical score says which
-  terms the document contains.
-* Per-organisation document counts of a pin (its ``lexical.pin`` audit row, a run's
-  ``pinned_document_count``) keep only the organisations the exporter may read,
-  naming the others in ``withheld_organisations``; a refusal of such a pin keeps no
-  message or detail but that (:func:`evalcore.store.refusals.withheld_refusal`).
+* ``protocol_documents`` rows of documents the exporter may not read (then or now) are left
+  out: a content hash (unsalted sha256 of title and text) confirms a guessed text offline,
+  and a keyed hash would still tell the document's id, owner and how many there are.
+* A result's score of such a document is null (a lexical score says which terms it
+  contains); its rank and id stay, as on the study's pages.
+* A pin's per-organisation document counts (its ``lexical.pin`` audit row, a run's
+  ``pinned_document_count``) keep only the organisations the exporter may read, naming the
+  others in ``withheld_organisations``; a refusal of such a pin keeps nothing else
+  (:func:`evalcore.store.refusals.withheld_refusal`).
 
-Corpus fingerprints stay: a fingerprint hashes every (id, content hash) pair of a
-pin's whole document set, so it confirms a guess about one document only to
-someone who already knows every other document of the set exactly, and reports
-and comparisons are pinned to it.
-"""
+Corpus fingerprints stay: one hashes every (id, content hash) pair of a pin's whole set, so
+it confirms a guess about one document only to someone who knows every other one exactly,
+and reports and comparisons are pinned to it."""
 
 from __future__ import annotations
 

@@ -269,9 +269,9 @@ def export_tool_labels(
 
 
 def qrels_suspect(study: Study, reference: str | None) -> bool:
-    """Whether the study's label events (or the frozen ``reference``'s labels) hold an id a
-    TREC qrels export may refuse (a superset: every event, undone or not, counts). The
-    working labels' answer is the fact recorded as they were written."""
+    """Whether the study's label events (every one, undone or not: a superset), or the frozen
+    ``reference``'s labels, hold an id a TREC qrels export may refuse; for the working labels
+    the fact recorded as they were written."""
     if reference is None:
         return exists(study.db, "SELECT 1 FROM label_id_suspects WHERE study_id = ?",
                       [study.study_id])
@@ -294,11 +294,8 @@ def _refusal(export) -> str | None:
 def qrels_refusal(
     study: Study, reference: str | None, *, suspect: bool | None = None
 ) -> str | None:
-    """Why :func:`export_qrels` would refuse these qrels, or None (it would not).
-
-    ``suspect``: whether the labels hold a suspect, if the caller knows it already (e.g. a
-    frozen version's, kept per content hash); read here if None.
-    """
+    """Why :func:`export_qrels` would refuse these qrels, or None. ``suspect``: whether the labels
+    hold a suspect, when the caller knows (e.g. kept per content hash); else read here."""
     if suspect is None:
         suspect = qrels_suspect(study, reference)
     if not suspect:
@@ -329,10 +326,8 @@ def run_suspect(study: Study, run_id: int) -> bool:
 
 
 def run_refusal(study: Study, run_name: str, *, suspect: bool | None = None) -> str | None:
-    """Why :func:`export_run` would refuse this run, or None (it would not).
-
-    ``suspect``: :func:`run_suspect` of the run, if the caller knows it already.
-    """
+    """Why :func:`export_run` would refuse this run, or None. ``suspect``: :func:`run_suspect` of
+    the run, when the caller knows."""
     run = get_run(study, run_name)
     if not (run_suspect(study, run.run_id) if suspect is None else suspect):
         return None

@@ -1,11 +1,8 @@
 """A query's information need: its description and narrative (the assessor's guideline).
 
-Imported with the queries (TREC topics' ``<desc>`` and ``<narr>``, or query
-file fields) and shown to annotators, reviewers and in the inspector beside the
-query text. A lead may edit it: :func:`set_information_need` records the old
-and new values in the audit log (action ``query.need.set``), in the same
-transaction as the change.
-"""
+Imported with the queries (TREC ``<desc>`` and ``<narr>``, or query file fields) and shown
+beside the query text. A lead may edit it: :func:`set_information_need` records the old and
+new values in the audit log (``query.need.set``) in the same transaction."""
 
 from __future__ import annotations
 
@@ -74,11 +71,9 @@ def set_information_need(
     need: InformationNeed,
     actor: str | None,
 ) -> InformationNeed:
-    """Replace the query's information need (lead only in team mode); return the old one.
-
-    Raises :class:`QueryNotFoundError` (naming some known queries) for a query
-    the study does not have; the change and its audit entry are one transaction.
-    """
+    """Replace the query's information need (lead only in team mode) with its audit entry, in
+    one transaction; return the old one. :class:`QueryNotFoundError` (naming some known
+    queries) for a query the study does not have."""
     require_known_study(db, actor, study_id)
     with write_transaction(db):
         authorize(db, study_id=study_id, actor=actor, permission=Permission.EDIT_QUERIES)

@@ -1,15 +1,12 @@
 """Label events: who said what about which unit, and when. Append-only.
 
-A relabel is a new ``label`` event, an undo is a new ``undo`` event and a
-reviewer's decision is a new ``adjudicate`` event; nothing is ever updated or
-deleted (triggers refuse it). :mod:`evalcore.store.resolution` turns the events
-into the working reference.
+A relabel, an undo and a reviewer's decision are new ``label``, ``undo`` and ``adjudicate``
+events; nothing is updated or deleted (triggers refuse it). :mod:`evalcore.store.resolution`
+turns the events into the working reference.
 
-**Automatic reopening.** A relevant label (gain >= the study's threshold) on a
-unit that is not already relevant in the working reference is a counterexample
-to a completeness claim: if the query is marked complete, the same transaction
-appends a ``reopened`` completeness event saying which label caused it.
-"""
+**Automatic reopening.** A relevant label (gain >= the study's threshold) on a unit not
+already relevant in the working reference contradicts a completeness claim: if the query
+is marked complete, the same transaction appends a ``reopened`` completeness event naming it."""
 
 from collections.abc import Callable
 from itertools import groupby
@@ -70,10 +67,7 @@ def check_gain(gain: object) -> int:
 
 class ItemChangedError(Exception):
     """The unit's labels changed after the annotator was shown it: nothing was written.
-
-    ``newer`` lists the label events recorded on the unit since ``seen_event``
-    (the latest event the annotator's screen reflected), oldest first.
-    """
+    ``newer``: the events recorded on the unit since ``seen_event``, oldest first."""
 
     def __init__(self, query_id: str, unit_id: str, seen_event: int,
                  newer: list["LabelEvent"]) -> None:
@@ -110,11 +104,10 @@ def _refuse_if_changed(db: sqlite_utils.Database, study_id: str, query_id: str,
 
 def _write_checks(db: sqlite_utils.Database, study_id: str, query_id: str, unit_id: str,
                   seen_event: int | None) -> Callable[[], tuple[bool, bool, bool]]:
-    """Inside the write transaction, in one statement (the lock is held for each round
-    trip): is the query registered, is it complete (its latest completeness event), and
-    has the unit an event newer than ``seen_event`` (False without one)? The statement is
-    run now and its answer read when the returned function is called: a statement sent
-    in between shares its round trip (:func:`write_transaction`'s ``batched``)."""
+    """Inside the write transaction, in one statement: is the query registered, is it complete,
+    and has the unit an event newer than ``seen_event``? The statement is sent now and read
+    when the returned function is called, so a statement sent in between shares its round
+    trip (:func:`write_transaction`'s ``batched``)."""
     newer = ("EXISTS (SELECT 1 FROM label_events WHERE study_id = ? AND query_id = ? "
              "AND unit_id = ? AND event_id > ?)") if seen_event is not None else "0"
     cursor = db.execute(
@@ -168,12 +161,10 @@ def _append_gain_event(db: sqlite_utils.Database, study_id: str, query_id: str, 
                        also: Callable[[], None] | None = None) -> LabelEvent:
     """Validate, append a label/adjudicate event and reopen a query it contradicts.
 
-    With ``seen_event``, the write happens only if no event was recorded on the
-    unit after it (checked inside the transaction; else :class:`ItemChangedError`).
-    ``also``: another write made in the same transaction, after the event. Inside the lock
-    (a click waits for every writer before it) only what another writer may change is read,
-    batched into one round trip on PostgreSQL; the event and ``also`` go with the ``COMMIT``.
-    """
+    ``seen_event``: write only if the unit has no newer event (else :class:`ItemChangedError`).
+    ``also``: another write in the same transaction. Inside the lock only what another writer
+    may change is read, in one round trip on PostgreSQL; the event and ``also`` go with the
+    ``COMMIT``."""
     check_gain(gain)
     _check_text("query_id", query_id)
     _check_text("unit_id", unit_id)
@@ -220,15 +211,11 @@ def record_label(
     seen_event: int | None = None,
     also: Callable[[], None] | None = None,
 ) -> LabelEvent:
-    """Append a ``label`` event (gain 0..4), reopening a complete query it contradicts.
-
-    The query is registered in the study if it was not yet. Raises ValueError
-    for a gain outside 0..4 or an empty query, unit or annotator; nothing is
-    written then. ``seen_event`` (see :func:`latest_event_id`) makes the write
-    conditional: if the unit has a newer event, :class:`ItemChangedError` is
-    raised and nothing is written. ``also`` is another write made in the same
-    transaction (the annotate page clears the item's draft).
-    """
+    """Append a ``label`` event (gain 0..4), registering the query and reopening a complete
+    query it contradicts. ValueError for a bad gain or an empty query, unit or annotator;
+    ``seen_event`` (:func:`latest_event_id`): :class:`ItemChangedError` if the unit has a newer
+    event; ``also``: another write in the same transaction (the item's draft cleared). Nothing
+    is written when it raises."""
     return _append_gain_event(db, study_id, query_id, unit_id, "label", gain, annotator, note,
                               source, seen_event, also)
 
@@ -252,12 +239,9 @@ def _latest_open_label(
 def undo_last_label(
     db: sqlite_utils.Database, *, study_id: str, query_id: str, annotator: str
 ) -> LabelEvent | None:
-    """Cancel the annotator's latest not-yet-undone label on the query.
-
-    Appends an ``undo`` event on that unit (gain None, note naming the cancelled
-    event) and returns it; returns None when there is nothing to undo. Undo
-    never reopens or closes a completeness claim by itself.
-    """
+    """Cancel the annotator's latest not-yet-undone label on the query with an ``undo`` event
+    (note naming the cancelled event); None when there is nothing to undo. Undo never reopens
+    or closes a completeness claim by itself."""
     annotator = _identity("annotator", annotator)
     study = known_study(db, annotator, study_id)
     with write_transaction(db):
@@ -282,12 +266,9 @@ def adjudicate(
     note: str = "",
     source: str = "app",
 ) -> LabelEvent:
-    """A reviewer settles the unit's gain (an ``adjudicate`` event).
-
-    It stands until an annotator records a newer label that disagrees with it
-    (see :mod:`evalcore.store.resolution`). A relevant adjudication on a complete
-    query where the unit was not relevant reopens the query, like a label.
-    """
+    """A reviewer settles the unit's gain (an ``adjudicate`` event), until an annotator records
+    a newer label that disagrees (:mod:`evalcore.store.resolution`). Reopens a complete query
+    like a label."""
     return _append_gain_event(db, study_id, query_id, unit_id, "adjudicate", gain, reviewer, note,
                               source)
 
@@ -306,11 +287,8 @@ def has_labels_from(study: Study, source: str) -> bool:
 
 
 class UnitJudgements(FrozenModel):
-    """The events that count on one unit: each annotator's current label, the latest adjudication.
-
-    Current labels follow the resolution rule (:func:`evalcore.store.resolution.replay_unit`):
-    an undone label is not current. Their notes and times are what a reviewer reads.
-    """
+    """The events that count on one unit (:func:`evalcore.store.resolution.replay_unit`): each
+    annotator's current label (an undone one is not) and the latest adjudication."""
 
     unit_id: str
     #: annotator -> their current ``label`` event (annotator order).
@@ -321,10 +299,8 @@ class UnitJudgements(FrozenModel):
 def current_judgements(
     study: Study, query_id: str, unit_id: str | None = None
 ) -> dict[str, UnitJudgements]:
-    """unit_id -> :class:`UnitJudgements` of the query (or of one unit), units in id order.
-
-    Units whose labels are all undone and that were never adjudicated are left out.
-    """
+    """unit_id -> :class:`UnitJudgements` of the query (or of one unit), units in id order,
+    leaving out units whose labels are all undone and that were never adjudicated."""
     by_unit: dict[str, list[LabelEvent]] = {}
     for event in label_history(study, query_id, unit_id):
         by_unit.setdefault(event.unit_id, []).append(event)

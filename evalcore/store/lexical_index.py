@@ -1,21 +1,12 @@
-"""The SQL of lexical retrieval: the documents' texts the impact index
-(:mod:`evalcore.retrieval.impact_index`) and the search box (:mod:`evalcore.retrieval.search`)
-rank, and FTS5's own tokenization of strings.
+"""The SQL of lexical retrieval: the texts the impact index (:mod:`evalcore.retrieval.impact_index`)
+and the search box (:mod:`evalcore.retrieval.search`) rank, and FTS5's own tokenization.
 
-The store only hands out texts (:func:`pinned_document_texts`: the pinned
-documents of an execution, in ``doc_id`` order, so a document's position in the
-index is its rank among the ids and the tie rule is an order of positions). The
-tokens come from :class:`Fts5Tokenizer`, which runs FTS5's tokenizer on a
-private in-memory SQLite connection, so they do not depend on the engine that
-holds the store; :func:`term_tokens` gives query terms' tokens from one such
-tokenizer per process, remembering them.
-
-The search box ranks with the same BM25 the corpus's visible documents
-(:class:`~evalcore.store.visibility.Visibility`) the reader may read
-(:class:`~evalcore.store.scoping.ReadableFilter`, None: no reader's filter):
-:func:`searchable_texts` hands them out and :func:`searched_documents` reads the rows of
-those it returns; no engine's own full-text ranking is involved.
-"""
+The store only hands out texts: :func:`pinned_document_texts` (an execution's pinned
+documents in ``doc_id`` order: a position is a rank among the ids, the tie rule an order of
+positions), :func:`searchable_texts` (the visible documents the reader may read) and
+:func:`searched_documents` (the rows of those a search returns); no engine's full-text
+ranking is involved. Tokens come from :class:`Fts5Tokenizer` on a private in-memory
+connection, the same whatever engine holds the store (:func:`term_tokens`: one per process)."""
 
 import json
 import sqlite3
@@ -52,14 +43,9 @@ def pinned_document_texts(
 
 
 class Fts5Tokenizer:
-    """FTS5's own tokenization of strings: the tokens an FTS5 index with ``tokenizer``
-    stores for each string, in order (so nothing re-implements the tokenizer).
-
-    Runs on a private in-memory connection of Python's bundled SQLite that the
-    tokenizer owns, never on the store's connection: the tokens are the same whatever
-    engine holds the store. Holds a contentless FTS5 table and its ``instance``
-    vocabulary; use it as a context manager (the connection is closed on exit).
-    """
+    """FTS5's own tokenization: the tokens an FTS5 index with ``tokenizer`` stores for each string,
+    in order (nothing re-implements it), on a private in-memory connection of Python's SQLite it
+    owns (a contentless FTS5 table and its ``instance`` vocabulary). A context manager."""
 
     def __init__(self, tokenizer: str) -> None:
         self._tokenizer = tokenizer

@@ -1,15 +1,11 @@
 """Where a store lives (a SQLite file path or a PostgreSQL URL) and connecting to it.
 
-``--db``, ``RELEVANCE_LEDGER_DB`` and :func:`evalcore.store.connection.open_store`
-take either. The checks that only mean something for a file (does it exist, is its
-folder there) go through these helpers, so a URL passes them unchanged.
-
-A connection is opened without migrating or cleaning the store up (that is
-:func:`evalcore.store.connection.open_store`), with a busy timeout (PostgreSQL: a lock
-timeout of the same length), so two writers queue instead of failing; a SQLite store is
-in WAL mode with ``synchronous = FULL``: an acknowledged label survives an OS crash. This
-module imports no store module, so any of them may open a store through it.
-"""
+``--db``, ``RELEVANCE_LEDGER_DB`` and :func:`evalcore.store.connection.open_store` take
+either; the checks that only mean something for a file go through these helpers, so a URL
+passes them. A connection is opened unmigrated, with a busy timeout (PostgreSQL: a lock
+timeout) so writers queue; a SQLite store in WAL mode with ``synchronous = FULL`` (an
+acknowledged label survives an OS crash). No store module is imported here, so any may
+open a store through it."""
 
 import sqlite3
 from pathlib import Path
@@ -58,22 +54,15 @@ def connect_read_write(path: str | Path) -> sqlite_utils.Database:
     ``postgresql://`` URL), usable from several threads (``check_same_thread=False``),
     in autocommit mode: writes issue their own ``BEGIN IMMEDIATE``."""
     if is_postgres_url(path):
-        from evalcore.store.postgres import connect
-
-        return connect(str(path), lock_timeout_ms=BUSY_TIMEOUT_MS)  # type: ignore[return-value]
-    conn = sqlite3.connect(
-        str(path),
-        timeout=BUSY_TIMEOUT_MS / 1000,
-        check_same_thread=False,
-        isolation_level=None,  # autocommit: we issue BEGIN IMMEDIATE ourselves
-    )
+        return _postgres(path, read_only=False)
+    conn = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, check_same_thread=False,
+                           isolation_level=None)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA foreign_keys = ON")
     if str(path) != ":memory:":
         conn.execute("PRAGMA journal_mode = WAL")
         # FULL: a commit is on disk (WAL fsynced) before it returns, so an acknowledged label
-        # survives an OS crash or power loss (NORMAL may lose the last commits), at the cost
-        # of one fsync per write transaction.
+        # survives an OS crash or power loss, at the cost of one fsync per write transaction.
         conn.execute("PRAGMA synchronous = FULL")
     return sqlite_utils.Database(conn)
 
@@ -84,10 +73,7 @@ def open_read_only(path: str | Path) -> sqlite_utils.Database:
     PostgreSQL session whose transactions are read-only). A missing file is
     ``FileNotFoundError`` (nothing is created)."""
     if is_postgres_url(path):
-        from evalcore.store.postgres import connect
-
-        return connect(str(path), lock_timeout_ms=BUSY_TIMEOUT_MS,
-                       read_only=True)  # type: ignore[return-value]
+        return _postgres(path, read_only=True)
     file = Path(path)
     if not file.is_file():
         raise FileNotFoundError(2, "no store file here", str(file))
@@ -95,3 +81,9 @@ def open_read_only(path: str | Path) -> sqlite_utils.Database:
                            timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
     return sqlite_utils.Database(conn)
+
+
+def _postgres(url: str | Path, *, read_only: bool) -> sqlite_utils.Database:
+    from evalcore.store.postgres import connect
+
+    return connect(str(url), lock_timeout_ms=BUSY_TIMEOUT_MS, read_only=read_only)  # type: ignore[return-value]

@@ -1,10 +1,5 @@
-"""Lookups: whether a row exists, rows as models, and the one shape of a failed lookup
-by name: "no X ...; here is what exists".
-
-Every "not found" a person can meet (a study, run, reference version, pinned
-protocol or stored report) names what was asked for and lists what exists,
-so the next command can be typed right.
-"""
+"""Lookups: whether a row exists, rows as models, and the one shape of a failed lookup by
+name ("no X ...; here is what exists"), so the next command can be typed right."""
 
 from collections.abc import Iterable, Sequence
 from typing import Any, TypeVar
@@ -42,10 +37,7 @@ def not_found(
     advice: str = "",
 ) -> E:
     """``error("<missing> (<listing>: a, b)<advice>")``, or ``(<none_yet>)`` when ``known`` is
-    empty; the caller raises it.
-
-    ``missing`` says what was asked for and where (``"no run 'x' in study 's'"``),
-    ``advice`` (``"; pin one with ..."``) follows the list.
-    """
+    empty; the caller raises it. ``missing``: what was asked for and where (``"no run 'x' in
+    study 's'"``); ``advice`` (``"; pin one with ..."``) follows the list."""
     hint = f"{listing}: {', '.join(known)}" if known else none_yet
     return error(clipped(f"{missing} ({hint}){advice}"))  # at most 200 characters of any name

@@ -14,13 +14,10 @@ from evalcore.store.study_handle import Study
 
 @dataclass(frozen=True)
 class StoreMarks:
-    """The highest label and completeness event ids (store-wide), the study's run ids and
-    its removed queries (:mod:`evalcore.store.removed_queries`): a state read at other
-    run ids or removed queries is built again whole; and its corpus's generation
-    (:mod:`evalcore.store.corpus_generations`: documents moved, so the corpus size open
-    populations are bounded by may have); and its latest published automatic import
-    (:mod:`evalcore.store.automatic_labels`: never evidence, but the to-decide queue breaks
-    ties with them)."""
+    """What a cached state was built at: the highest label and completeness event ids
+    (store-wide); the study's run ids and removed queries (either moved: built again whole);
+    its corpus's generation (documents moved: the corpus size bounding open populations may
+    have); its latest published automatic import (the to-decide queue breaks ties with them)."""
 
     label_event: int
     completeness_event: int
@@ -82,10 +79,9 @@ def touched_queries(study: Study, since: StoreMarks) -> set[str]:
 
 
 def study_events(study: Study, since: StoreMarks | None = None) -> int:
-    """How many label and completeness events the study holds (only those newer than
-    ``since``, if given). A state kept up to date from the queries touched since its marks
-    checks with it that nothing else moved: an event id below the marks is never new, unless
-    a discarded staged study's ids were reused."""
+    """How many label and completeness events the study holds (those newer than ``since``, if
+    given): a state updated from the queries touched since its marks checks that nothing else
+    moved (an id below the marks is never new, unless a discarded staged study's were reused)."""
     if since is None:
         row = study.db.execute(
             "SELECT (SELECT count(*) FROM label_events WHERE study_id = ?), "

@@ -1,18 +1,15 @@
 """Users, their organisations and the members of each study (with their roles).
 
-Every change here is itself authorised and audited. Study members and their
-roles are managed by the study's leads (:data:`Permission.MANAGE_MEMBERS`);
-organisation members and their roles by the organisation's admins and owners
+Every change is authorised and audited: study members by the study's leads
+(:data:`Permission.MANAGE_MEMBERS`), organisation members by its admins and owners
 (:mod:`evalcore.access.organisations`). Rules that keep both governable:
 
-* the first member of a study must be a lead (that is what turns team mode on);
-* a team-mode study always keeps at least one lead, an organisation with members
-  at least one owner: the last can be neither removed nor demoted;
-* a study lead adds to the study people who already belong to its organisation;
-  someone who does not is admitted to the organisation by one of its admins (an
-  admin who leads the study may do both at once). The first person added to an
-  unclaimed organisation (no member yet) becomes its owner.
-"""
+* a study's first member must be a lead (that turns team mode on);
+* a team-mode study keeps at least one lead, an organisation with members at least one
+  owner: the last can be neither removed nor demoted;
+* a study lead adds people who already belong to the study's organisation; an admin of it
+  admits others (an admin who leads the study may do both at once). The first person added
+  to an unclaimed organisation (no member yet) becomes its owner."""
 
 import sqlite_utils
 
@@ -85,14 +82,10 @@ def add_member(
     actor: str,
     display_name: str = "",
 ) -> Member:
-    """Give ``user`` ``role`` in the study (or change their role); audited.
-
-    The first member must be a lead; the last lead cannot be demoted. Someone outside
-    the study's organisation joins it only when ``actor`` is one of its admins (or it
-    is unclaimed: they become its owner). Raises PermissionDenied when ``actor`` may not
-    manage members or admit ``user``, ValueError for a bad role or user id; nothing is
-    written then.
-    """
+    """Give ``user`` ``role`` in the study (or change their role); audited. The first member
+    must be a lead; the last lead cannot be demoted; someone outside the study's organisation
+    joins it only when ``actor`` is one of its admins (or it is unclaimed). PermissionDenied
+    when ``actor`` may not, ValueError for a bad role or user id; nothing is written then."""
     role = check_role(role)
     who = normalise_user_id(user)
     study = known_study(db, actor, study_id)
@@ -137,10 +130,8 @@ def add_member(
 def create_team_study(
     db: sqlite_utils.Database, study: StudyIn, *, lead: str, display_name: str = ""
 ) -> Member:
-    """Create ``study`` with ``lead`` as its first member: team mode from the start.
-
-    One transaction: if the lead cannot be added, the study is not created either.
-    """
+    """Create ``study`` with ``lead`` as its first member (team mode from the start), in one
+    transaction: if the lead cannot be added, the study is not created either."""
     with write_transaction(db):
         create_study(db, study, actor=lead)
         add_member(db, study_id=study.study_id, user=lead, role="lead", actor=lead,
@@ -185,14 +176,10 @@ def add_to_organisation(
     display_name: str = "",
 ) -> bool:
     """Make ``user`` a member of organisation ``org_id`` with ``role`` (None: ``member`` for
-    someone new, their role unchanged otherwise), or change their role to it; True if
-    anything changed. Audited.
-
-    Members are admitted by the organisation's admins and owners, the admin and owner
-    roles granted by its owners (:func:`evalcore.access.organisations.decide_membership_change`),
-    never by the user themselves or a study lead. The first member of an unclaimed
-    organisation (no member yet) becomes its owner, whoever grants it.
-    """
+    someone new, else unchanged), or change their role; True if anything changed. Audited.
+    Admins and owners admit members, owners grant admin and owner
+    (:func:`evalcore.access.organisations.decide_membership_change`), never the user or a study
+    lead; the first member of an unclaimed organisation becomes its owner."""
     wanted = None if role is None else check_org_role(role)
     who = normalise_user_id(user)
     with write_transaction(db):
@@ -223,12 +210,9 @@ def add_to_organisation(
 def remove_from_organisation(
     db: sqlite_utils.Database, *, user: str, org_id: str, actor: str
 ) -> bool:
-    """Remove ``user`` from the organisation (False if they were not in it); audited.
-
-    Admins remove members, owners remove admins and owners, anyone may leave; the last
-    owner stays. Their study memberships stay, but they no longer see the organisation's
-    studies or read its documents.
-    """
+    """Remove ``user`` from the organisation (False if not in it); audited. Admins remove members,
+    owners remove admins and owners, anyone may leave; the last owner stays. Study memberships
+    stay, but the organisation's studies and documents are no longer theirs to see."""
     who = normalise_user_id(user)
     with write_transaction(db):
         current = organisation_role(db, who, org_id)

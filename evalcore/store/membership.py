@@ -1,10 +1,7 @@
-"""The facts access control decides on: study modes, roles, leads and organisation memberships.
-
-:mod:`evalcore.store.authorize` and :mod:`evalcore.store.scoping` pass these facts
-to the rules of :mod:`evalcore.access.decisions`. The writers at the end (users and
-organisation memberships as rows) only write, inside the caller's transaction: who
-may is decided by :mod:`evalcore.store.members` and :mod:`evalcore.store.studies`.
-"""
+"""The facts access control decides on: study modes, roles, leads and organisation
+memberships, passed by :mod:`evalcore.store.authorize` and :mod:`evalcore.store.scoping` to
+:mod:`evalcore.access.decisions`. The writers at the end only write, inside the caller's
+transaction (who may: :mod:`evalcore.store.members`, :mod:`evalcore.store.studies`)."""
 
 import json
 from collections.abc import Iterable
@@ -184,10 +181,9 @@ def ensure_user(db: sqlite_utils.Database, user_id: str, display_name: str = "")
 
 def join_organisation(db: sqlite_utils.Database, user: str, org_id: str, granted_by: str,
                       role: OrgRole = "member", *, granted_at: str | None = None) -> bool:
-    """Add the membership row with ``role`` (True if new); the caller has authorised it.
-
-    The first member of an organisation becomes its owner, whatever ``role`` says: an
-    organisation always has an owner once it has a member."""
+    """Add the membership row with ``role`` (True if new); the caller has authorised it. The
+    first member becomes the owner, whatever ``role`` says: an organisation with a member has
+    an owner."""
     cursor = db.execute(
         "INSERT INTO user_organisations (user_id, org_id, granted_by, granted_at, role) "
         "SELECT ?, ?, ?, ?, CASE WHEN EXISTS (SELECT 1 FROM user_organisations WHERE org_id = ?) "

@@ -1,21 +1,17 @@
 """From the store to the contract's observations: a run + a reference -> Observations.
 
-One observation per query of the **query set**: the run's queries plus, for the working
-reference, every query of the study, or, for a frozen version, every query it holds; a
-query the run did not answer has an empty ranking. Queries come out sorted by id. Each
-carries the run's ``k``, ``scan_complete`` and ``corpus_fingerprint``, the study's
-``corpus_id`` and ``retrieval_unit``, the reference's ``labels`` (a unit in conflict is a
-``conflict`` label, contract section 9) and ``population_complete``, the study's
-``corpus_size`` (:mod:`evalcore.store.population`; it bounds the unlabeled units on open
-populations, contract section 12, and every packed batch carries it), and the pinned
-document ids as ``permitted_ids`` when the run's protocol names a pinned protocol.
+One observation per query of the **query set**: the run's queries plus every query of the
+study (working reference) or of the frozen version; a query the run did not answer has an
+empty ranking. Queries are sorted by id. Each carries the run's ``k``, ``scan_complete``
+and ``corpus_fingerprint``, the study's ``corpus_id``, ``retrieval_unit`` and
+``corpus_size`` (:mod:`evalcore.store.population`: it bounds the unlabeled units on open
+populations, contract section 12), the reference's ``labels`` (a unit in conflict is a
+``conflict`` label, contract section 9) and ``population_complete``, and the pinned
+document ids as ``permitted_ids`` when the run names a pinned protocol.
 
 The store holds validated data, so observations are built with ``model_construct``.
-:func:`runs_as_columns` reads the same evidence for several runs at once, as columns of
-unit codes (:mod:`evalcore.store.unit_codes`), :class:`RunColumns`.
-:func:`query_facts` reads what a query set of some runs is resolved from
-(:mod:`evalcore.analysis.query_set`).
-"""
+:func:`runs_as_columns` reads the same evidence for several runs at once, as unit codes
+(:class:`RunColumns`); :func:`query_facts` what a query set is resolved from."""
 
 from __future__ import annotations
 
@@ -99,11 +95,10 @@ def observations_for_runs(
     ref: ReferenceColumns | None = None,
     permitted: Mapping[str, Sequence[str] | None] | None = None,
 ) -> dict[str, list[Observation]]:
-    """run name -> :func:`observations_for_run` of each of ``runs``: the reference, the
-    population and the removed queries are read once for all of them. A caller that has
-    read the reference (``ref``: :func:`reference_columns` of ``reference`` and
-    ``query_ids``) or the runs' pinned document sets (``permitted``: run name ->
-    :func:`permitted_ids_for_run`) gives them, and they are not read again."""
+    """run name -> :func:`observations_for_run` of each of ``runs``, the reference, population
+    and removed queries read once. ``ref`` (:func:`reference_columns` of ``reference`` and
+    ``query_ids``) and ``permitted`` (run name -> :func:`permitted_ids_for_run`): already read
+    by the caller."""
     scope = None if query_ids is None else list(dict.fromkeys(query_ids))
     ref = reference_columns(study, reference, scope) if ref is None else ref
     labels = {
@@ -147,13 +142,11 @@ def observations_for_runs(
 class ReferenceColumns:
     """A reference as plain columns: what observations' labels and completeness are made of."""
 
-    #: query_id -> unit_id -> gain, or the sorted distinct gains of a unit in conflict,
-    #: units in unit_id order (a whole study's working reference: each made when read)
+    #: query_id -> unit_id -> gain, or the sorted gains of a unit in conflict (unit_id order)
     gains: Mapping[str, dict[str, int | tuple[int, ...]]]
     #: query_id -> population-complete claim
     complete: dict[str, bool]
-    #: the whole study's working reference as read, columns of unit codes (None: another
-    #: read; :func:`coded_labels` looks the units' codes up)
+    #: the whole study's working reference as columns of unit codes (None: another read)
     labels: WorkingLabels | None = None
     #: the study's population when read (None: not read, no corpus size)
     population: StudyPopulation | None = None
@@ -182,9 +175,8 @@ class CodedRanking:
 
 
 def coded_labels(study: Study, reference: ReferenceColumns, query_ids: list[str]) -> CodedLabels:
-    """The reference's labels over ``query_ids`` as :class:`CodedLabels` (gathered from the
-    columns the working reference was read as; else from its gain maps, the units' codes
-    looked up)."""
+    """The reference's labels over ``query_ids`` as :class:`CodedLabels` (from the working
+    reference's columns; else from its gain maps, the units' codes looked up)."""
     columns = reference.labels
     if columns is None:
         columns = WorkingLabels(plain=[], offsets=np.zeros(1, dtype=np.int64),
@@ -224,9 +216,9 @@ def _coded_ranking(
 
 @dataclass(frozen=True, eq=False)
 class RunColumns:
-    """One stored run over a query set against one reference read, column by column: its
-    rankings and the reference's labels as unit codes (what :meth:`packed` packs), and the
-    fields of its observations the metric computer reads, without building them."""
+    """One stored run over a query set against one reference read, as columns: its rankings and
+    the reference's labels as unit codes (:meth:`packed`), and the fields of its observations
+    the metric computer reads, without building them."""
 
     run: RunInfo
     #: the query set (as :func:`observations_for_run` has it), in its order
@@ -254,9 +246,8 @@ class RunColumns:
         return [self.reference.complete.get(q, False) for q in self.query_ids]
 
     def packed(self, protocol: EvalProtocol, min_depth: int = 0) -> ObservationBatch:
-        """The run's batch, positions 1..max(k, ``min_depth``) of every query, with the
-        study's corpus size: what :meth:`ObservationBatch.from_gain_maps` packs from the
-        same evidence."""
+        """The run's batch, positions 1..max(k, ``min_depth``) of every query, with the study's
+        corpus size: what :meth:`ObservationBatch.from_gain_maps` packs from the same evidence."""
         ranking, labels = self.coded, self.coded_labels
         batch = ObservationBatch.from_unit_codes(
             self.query_ids, self.run.k, ranking.offsets, ranking.codes, labels.offsets,
@@ -273,10 +264,9 @@ def reference_columns(
     study: Study, reference: str | None = None, query_ids: list[str] | None = None,
     *, resolved: Mapping[str, Mapping[str, ResolvedLabel]] | None = None,
 ) -> ReferenceColumns:
-    """The working reference (``reference`` None; of ``query_ids`` only when given) or a
-    frozen version, as :class:`ReferenceColumns`, with the study's population now.
-    ``resolved``: the resolved labels of ``query_ids`` (:func:`resolve_study`), when the
-    caller has read them (the working reference of those queries is made of them)."""
+    """The working reference (``reference`` None; of ``query_ids`` only when given) or a frozen
+    version, with the study's population now. ``resolved``: the resolved labels of
+    ``query_ids`` (:func:`resolve_study`) when the caller has read them."""
     population = study_population(study)
     if reference is None and query_ids is not None and resolved is not None:
         return ReferenceColumns(
@@ -309,13 +299,11 @@ def reference_columns(
 
 @dataclass(eq=False)
 class StudyEvidence:
-    """What a study's stored runs are packed from against one reference read: the
-    reference's columns, each run's rankings as unit codes (read when first asked; a run's
-    never change) and the reference's labels as codes over the last query set asked for,
-    with one namer of the study's codes. ``marks``: the store's marks the reference was
-    read at, when it was read whole and the store did not move during the read (what a
-    cache may keep it under); else None. It holds no store connection: each read takes the
-    handle of the reader asking (of the same study)."""
+    """What a study's stored runs are packed from against one reference read: its columns, each
+    run's rankings as codes (read when first asked, kept: a run's never change), the labels as
+    codes over the last query set asked for, and one namer. ``marks``: the store's marks the
+    reference was read at, when read whole with the store unmoved (what a cache may keep it
+    under); else None. No store connection is held: each read takes the asking reader's handle."""
 
     study_id: str
     reference: ReferenceColumns
@@ -359,9 +347,9 @@ class StudyEvidence:
 def study_evidence(study: Study, reference: str | None = None,
                    query_ids: list[str] | None = None, *,
                    marks: StoreMarks | None = None) -> StudyEvidence:
-    """A :class:`StudyEvidence` on the working reference (``reference`` None; of
-    ``query_ids`` only when given) or a frozen version, read now. ``marks``: the store's
-    marks the caller has just read (not read again before the reference is read)."""
+    """A :class:`StudyEvidence` on the working reference (``reference`` None; of ``query_ids``
+    only when given) or a frozen version, read now. ``marks``: the store's marks the caller has
+    just read."""
     if query_ids is not None:
         marks = None
     elif marks is None:
@@ -380,11 +368,9 @@ def run_columns(
     query_ids: list[str] | None = None,
     order: list[str] | None = None,
 ) -> RunColumns:
-    """The run (its name, or the run as the caller has just listed it) over its query set
-    (``query_ids`` when given) against the evidence's reference. ``order``: another run's
-    query set, taken as it is when it is this run's too (no sort). The study's removed
-    queries are those of the evidence's marks when it has them (the store's state its
-    reference was read at)."""
+    """The run (its name, or the run as just listed) over its query set (``query_ids`` when
+    given) against the evidence's reference, removed queries as of the evidence's marks.
+    ``order``: another run's query set, taken as it is when it is this run's too (no sort)."""
     run = run if isinstance(run, RunInfo) else get_run(study, run)
     codes = evidence.ranking_codes(study, run.run_id, query_ids)
     wanted = query_ids
@@ -401,10 +387,9 @@ def runs_as_columns(
     *,
     query_ids: Sequence[str] | None = None,
 ) -> list[RunColumns]:
-    """:func:`run_columns` of each of ``run_names`` over one query set: ``query_ids`` (in
-    its order), else the union of their query sets (in natural query order, removed queries
-    left out), against the ``evidence``'s reference (:func:`study_evidence`; None: the
-    working reference read now)."""
+    """:func:`run_columns` of each of ``run_names`` over one query set: ``query_ids`` (in its
+    order), else the union of theirs (natural order, removed queries left out), against the
+    ``evidence``'s reference (None: the working reference read now)."""
     get_study(study.db, study.study_id)
     runs = [get_run(study, name) for name in run_names]
     if evidence is None:
@@ -420,9 +405,8 @@ def runs_as_columns(
 
 def _query_set(ranked: Iterable[str], reference: ReferenceColumns, removed: frozenset[str],
                order: list[str] | None = None) -> list[str]:
-    """Every query ranked, labeled or claimed in ``reference`` but the ``removed`` ones
-    (:mod:`evalcore.store.removed_queries`), in natural order (``order`` when it is this
-    set: taken as it is, no sort)."""
+    """Every query ranked, labeled or claimed in ``reference`` but the ``removed`` ones, in natural
+    order (``order`` when it is this set, no sort)."""
     wanted = (set(ranked) | set(reference.gains) | set(reference.complete)) - removed
     if order is not None and len(order) == len(wanted) and wanted.issuperset(order):
         return order
@@ -454,8 +438,7 @@ class QueryFacts:
     """What a query set of some runs is resolved from (read once, in the store)."""
 
     study_id: str
-    #: the queries the runs are compared over (labeled or claimed in the reference, or
-    #: ranked by a run), removed ones left out, in natural order
+    #: the queries compared over (:func:`_query_set`), in natural order
     query_ids: list[str]
     #: every query id of the study (:func:`study_query_ids`)
     study_query_ids: frozenset[str]
@@ -470,9 +453,8 @@ def query_facts(
     study: Study, run_names: Sequence[str], reference: str | None = None,
     *, working: ReferenceColumns | None = None,
 ) -> QueryFacts:
-    """:class:`QueryFacts` of ``run_names`` compared against ``reference`` (None: the
-    working labels). ``working``: the study's whole working reference already read at the
-    store's marks now, taken instead of a read."""
+    """:class:`QueryFacts` of ``run_names`` against ``reference`` (None: the working labels).
+    ``working``: the study's whole working reference as just read, instead of a read."""
     threshold = study.settings.protocol().relevance_threshold
     if working is None:
         working = reference_columns(study, None)

@@ -1,11 +1,7 @@
-"""The pinned retrieval workflow's tables: ``protocols`` and ``protocol_documents``.
-
-A pin is immutable: one row in ``protocols`` (the protocol JSON with its corpus
-fingerprint) and one row per visible document (id, content hash, owner) in
-``protocol_documents``. :mod:`evalcore.retrieval.pin` builds and checks pins;
-this module only reads and writes their rows. Document sets are selected by a
-:class:`~evalcore.store.visibility.Visibility`.
-"""
+"""The pinned retrieval workflow's rows: an immutable pin is one ``protocols`` row (the
+protocol JSON with its corpus fingerprint) and one ``protocol_documents`` row per visible
+document (id, content hash, owner), selected by a :class:`~evalcore.store.visibility.Visibility`.
+:mod:`evalcore.retrieval.pin` builds and checks pins."""
 
 from collections.abc import Iterable, Iterator
 
@@ -104,10 +100,8 @@ def pin_owner_counts(study: Study, name: str) -> dict[str, int]:
 def pin_discrepancies(
     study: Study, name: str, visibility: Visibility
 ) -> Iterator[tuple[str, bool, bool, str | None, str | None, bool]]:
-    """Pinned documents that are not as pinned now, in ``doc_id`` order.
-
-    Each row: ``(doc_id, gone, content_changed, owner_then, owner_now, visible_now)``.
-    """
+    """Pinned documents not as pinned now, in ``doc_id`` order: ``(doc_id, gone,
+    content_changed, owner_then, owner_now, visible_now)``."""
     params = {**visibility.params, "study": study.study_id, "protocol": name}
     yield from study.db.conn.execute(
         "SELECT pd.doc_id, d.doc_id IS NULL, d.content_hash IS NOT pd.content_hash, "

@@ -53,14 +53,9 @@ def pooled_units(study: Study, query_ids: Iterable[str]) -> dict[str, set[str]]:
 
 
 def study_pools(study: Study) -> dict[str, set[str]]:
-    """The pooled unit ids of every query any run of the study answered (what
-    :func:`pooled_units` gives for every query).
-
-    A run's top k are read from its packed rankings (one row per query, ranked best first)
-    once a count of its results with ``rank <= k`` shows that they are the first k of each
-    ranking (ranks without gaps); else (ranks with gaps, or a run stored before the packed
-    rankings) from its results, one grouped row per query.
-    """
+    """The pooled unit ids of every query any run of the study answered (:func:`pooled_units` of
+    each). A run's top k come from its packed rankings when its ranks have no gaps (a count of
+    its results with ``rank <= k`` shows it), else from its results."""
     out: dict[str, set[str]] = {}
     runs = study.db.execute(
         "SELECT run_id, k FROM runs WHERE study_id = ? AND staged_by IS NULL ORDER BY run_id",

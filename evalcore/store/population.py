@@ -1,21 +1,13 @@
 """A study's population: how many units its corpus holds, which bounds open populations.
 
-On a query whose relevant set is not declared complete, up to ``U_out`` units no one
-labeled may be relevant (contract section 12); the metric computer derives ``U_out``
-from the corpus size (:meth:`ObservationBatch.with_corpus_size
-<evalcore.compute.batch.ObservationBatch.with_corpus_size>`). The store knows the corpus
-size when the study's units are documents of a corpus it holds: the size is then the
-number of that corpus's published documents (those every reader sees; a pending import's
-are not yet part of it).
-
-The size is only known when it is sound: every unit the study mentions (returned by one
-of its runs or labeled, :mod:`evalcore.store.unit_codes`) must be one of those documents.
-A study whose runs return ids that are not in the corpus (a corpus not held in the store,
-or held only in part), or whose unit is not the document, has no known size: outside
-units stay unbounded. :func:`study_population` is the one place that decides;
-the store's observation reads (:mod:`evalcore.store.observations`) carry its size to
-every evaluation of the study.
-"""
+On a query not declared complete, up to ``U_out`` unlabeled units may be relevant (contract
+section 12); the metric computer derives ``U_out`` from the corpus size
+(:meth:`ObservationBatch.with_corpus_size <evalcore.compute.batch.ObservationBatch.with_corpus_size>`).
+The size is known only when sound: the study's unit is the document and every unit it
+mentions (returned by a run or labeled) is a published document of a corpus the store holds;
+the size is then that corpus's published documents. Otherwise outside units stay unbounded.
+:func:`study_population` is the one place that decides; the observation reads
+(:mod:`evalcore.store.observations`) carry its size to every evaluation of the study."""
 
 import threading
 from dataclasses import dataclass, replace
@@ -77,14 +69,10 @@ class StudyPopulation:
 
 
 def study_population(handle: Study) -> StudyPopulation:
-    """The study's :class:`StudyPopulation` now.
-
-    Counting a large corpus takes a scan, so the answer for one of at least
-    :data:`_KEEP_FROM` documents is kept per store file and study while the corpus's
-    generation (:mod:`evalcore.store.corpus_generations`: every document
-    write and import moves it) stays the same; units new to the study since (its unit
-    dictionary only grows) are checked alone.
-    """
+    """The study's :class:`StudyPopulation` now. A corpus of :data:`_KEEP_FROM` documents or more
+    is counted once per store file and study while its generation
+    (:mod:`evalcore.store.corpus_generations`) stays; units new to the study since are checked
+    alone."""
     db, study = handle.db, handle.settings
     marks = _marks(db, study)
     place = store_place(db)  # a file made again at the same path is another store

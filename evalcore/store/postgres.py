@@ -1,19 +1,13 @@
 """The store on PostgreSQL: a connection with the surface the store uses of SQLite's.
 
-:class:`PgDatabase` offers what the store calls on a ``sqlite_utils.Database``
-(``execute``, ``conn.execute`` / ``executemany`` / ``in_transaction`` / ``commit`` /
-``close``, ``atomic()``) over one psycopg 3 connection, so the store keeps one set of
-queries: each statement is translated by :func:`evalcore.store.dialect.to_postgres`.
-
-The connection is in autocommit mode and the store issues ``BEGIN`` / ``COMMIT`` itself,
-as on SQLite. Values come back as SQLite returns them (numeric sums and boolean
-comparisons as integers; a ``bool`` parameter is sent as an integer), and
-``cursor.lastrowid`` after an ``INSERT`` is the row's integer key (``RETURNING`` it).
-
-:meth:`PgConnection.batched` runs a write transaction in psycopg's pipeline mode: the
-statements whose results nobody reads before the ``COMMIT`` travel with it in one round
-trip. psycopg is imported only when a PostgreSQL store is opened (the ``postgres`` extra).
-"""
+:class:`PgDatabase` offers what the store calls on a ``sqlite_utils.Database`` over one
+psycopg 3 connection, so the store keeps one set of queries, each translated by
+:func:`evalcore.store.dialect.to_postgres`. The connection is in autocommit mode and the
+store issues ``BEGIN`` / ``COMMIT`` itself, as on SQLite. Values come back as SQLite returns
+them (numeric sums and comparisons as integers; a ``bool`` parameter is sent as an integer),
+and ``cursor.lastrowid`` after an ``INSERT`` is the row's integer key (``RETURNING`` it).
+:meth:`PgConnection.batched` sends a write transaction's unread statements with its
+``COMMIT`` (pipeline mode). psycopg is imported only when a PostgreSQL store is opened."""
 
 import contextlib
 import re
@@ -144,11 +138,10 @@ class PgConnection:
 
     @contextlib.contextmanager
     def batched(self) -> Iterator[None]:
-        """Pipeline mode for the block (see the module docstring): the statements queued are
-        sent when one's rows, rowcount or ``lastrowid`` are asked for, and when the block ends.
-        For one write transaction (``BEGIN`` ... ``COMMIT`` inside the block). An exception
-        raised inside leaves the transaction open (or failed) for a ``ROLLBACK``; a statement
-        the server refused raises when the batch it was sent in returns."""
+        """Pipeline mode for one write transaction (``BEGIN`` ... ``COMMIT`` inside the block): the
+        queued statements are sent when a result is asked for and when the block ends. An
+        exception leaves the transaction for a ``ROLLBACK``; a refused statement raises when its
+        batch returns."""
         try:
             with self.raw.pipeline() as self._batched:
                 yield
@@ -237,10 +230,9 @@ class PgDatabase:
 
 
 def connect(url: str, *, lock_timeout_ms: int, read_only: bool = False) -> PgDatabase:
-    """Open ``url`` (``postgresql://...``) in autocommit mode, with SQLite's value types;
-    a statement waits ``lock_timeout_ms`` for a lock (the write lock among them) before it
-    fails as busy; ``read_only``: every transaction of the session is read-only (the server
-    refuses a write)."""
+    """Open ``url`` (``postgresql://...``) in autocommit mode with SQLite's value types; a
+    statement waits ``lock_timeout_ms`` for a lock before it fails as busy; ``read_only``: the
+    server refuses every write of the session."""
     import psycopg
     from psycopg.adapt import Dumper, Loader
     from psycopg.types.string import TextLoader

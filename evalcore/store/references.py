@@ -1,14 +1,11 @@
 """Frozen reference versions: a named, hashed, immutable snapshot of the evidence.
 
-Freezing copies the working reference of a study — the resolved labels, with
-units in conflict **excluded** (they count as unlabeled), and the completeness
-state of every query — into ``reference_labels`` / ``reference_completeness``.
-A version name is never reused, its rows are never updated or deleted, and
-once sealed at the end of the freeze no row can be added to it (triggers refuse
-all three), so a report pinned to ``v1`` means the same evidence
-forever. The content hash (``sha256:`` over a canonical JSON form of the
-labels and completeness) lets anyone verify that.
-"""
+Freezing copies a study's working reference (the resolved labels, units in conflict
+**excluded**: they count as unlabeled, and every query's completeness) into
+``reference_labels`` / ``reference_completeness``. A version name is never reused, its rows
+are never updated or deleted, and once sealed no row can be added (triggers refuse all
+three), so a report pinned to ``v1`` means the same evidence forever; its content hash
+(``sha256:`` over canonical JSON of labels and completeness) lets anyone verify that."""
 
 import hashlib
 import json

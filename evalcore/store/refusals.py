@@ -59,11 +59,8 @@ def withheld_refusal(protocol: str, withheld: list[str]) -> tuple[str, dict[str,
 
 
 def list_refusals(study: Study) -> list[Refusal]:
-    """The study's refusals, oldest first.
-
-    A refusal names the pinned documents that changed (ids, owners, counts): for a
-    protocol that sees documents the handle's actor may not read, its message and detail are
-    withheld (:func:`evalcore.store.scoping.unreadable_organisations`)."""
+    """The study's refusals, oldest first; for a protocol that sees documents the actor may not
+    read (:func:`evalcore.store.scoping.unreadable_organisations`) message and detail withheld."""
     corpus = study.settings.corpus_id
     organisations = {
         name: json.loads(protocol_json).get("organisations", [])

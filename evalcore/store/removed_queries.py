@@ -1,16 +1,11 @@
-"""Queries a lead took out of a study, and the facts a query set is resolved from.
+"""Queries a lead took out of a study.
 
-A lead removes a query that should not count (a broken topic, a duplicate, a query
-no run can answer) with :func:`remove_query` and brings it back with
-:func:`restore_query`. Both are lead-only in team mode (permission
-``REMOVE_QUERIES``) and write their audit entry (``query.remove`` /
-``query.restore``, with the reason) in the same transaction. Removal keeps every
-label, completeness event and ranking of the query: exports and archives still
-hold them; comparisons, dashboards, pools and reports leave the query out
-(:func:`removed_query_ids` is what they read).
-
-:func:`evalcore.store.observations.query_facts` reads what a query set is resolved from.
-"""
+A lead removes a query that should not count (a broken topic, a duplicate, a query no run
+can answer) with :func:`remove_query` and brings it back with :func:`restore_query`: both
+lead-only in team mode (``REMOVE_QUERIES``), each with its audit entry (``query.remove`` /
+``query.restore``, with the reason) in the same transaction. Removal keeps every label,
+completeness event and ranking of the query (exports and archives hold them); comparisons,
+dashboards, pools and reports leave it out (:func:`removed_query_ids`)."""
 
 from __future__ import annotations
 
@@ -68,10 +63,8 @@ def remove_query(
     db: sqlite_utils.Database, *, study_id: str, query_id: str, actor: str | None, reason: str = ""
 ) -> RemovedQuery:
     """Take ``query_id`` out of the study (lead only in team mode), keeping its labels.
-
-    Raises ``StudyNotFoundError``, :class:`QueryNotInStudyError` (not a query of the
-    study), ``ValueError`` (already removed; reason too long) or ``PermissionDenied``;
-    nothing is written then."""
+    ``StudyNotFoundError``, :class:`QueryNotInStudyError`, ``ValueError`` (already removed;
+    reason too long) or ``PermissionDenied`` write nothing."""
     reason = _checked_reason(reason)
     get_study(db, study_id)
     with write_transaction(db):
@@ -149,10 +142,10 @@ def study_query_ids(study: Study) -> list[str]:
 
 
 def removals_in_audit(rows: Iterable[Mapping[str, Any]]) -> list[tuple[str, str, str, str]]:
-    """The queries a study's audit history leaves removed, as ``(query_id, removed_at,
-    removed_by, reason)``: the last ``query.remove`` of each query not followed by a
-    ``query.restore`` (``rows``: audit rows in order, with ``created_at``, ``actor``,
-    ``action`` and ``detail_json``). A study archive carries its removals this way."""
+    """The queries an audit history leaves removed, as ``(query_id, removed_at, removed_by,
+    reason)``: each query's last ``query.remove`` not followed by a ``query.restore`` (``rows``:
+    audit rows in order: ``created_at``, ``actor``, ``action``, ``detail_json``). How a study
+    archive carries its removals."""
     state: dict[str, tuple[str, str, str, str]] = {}
     for row in rows:
         if row["action"] not in ("query.remove", "query.restore"):

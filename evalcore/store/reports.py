@@ -1,14 +1,10 @@
 """Reports in the evidence store: saved once, never changed.
 
-A report is stored whole (internal data included) as canonical JSON in the
-``reports`` table with ``content_hash = sha256:<hex of the body's UTF-8>``.
-A trigger refuses any UPDATE of a stored report; :func:`load_report_body`
-recomputes the hash and refuses a body that no longer matches it. Report
-names are unique within a study: a new report needs a new name.
-
-The store keeps the body as text; :mod:`evalcore.report.stored` turns a
-:class:`~evalcore.report.model.Report` into that text and back.
-"""
+A report is stored whole as canonical JSON in ``reports`` with ``content_hash =
+sha256:<hex of the body's UTF-8>``; a trigger refuses any UPDATE and :func:`load_report_body`
+refuses a body that no longer matches its hash. Names are unique within a study.
+:mod:`evalcore.report.stored` turns a :class:`~evalcore.report.model.Report` into the body
+and back."""
 
 import hashlib
 

@@ -68,11 +68,9 @@ def _resolved(unit_id: str, gain: int | None, state: str, annotators: dict[str, 
                                          conflict_gains=conflict_gains)
 
 
-#: The annotator of a label event as one person (SQL): the identity rule of
-#: :func:`evalcore.access.identity.normalise_user_id` applied when reading, so
-#: names stored as typed before every entry point normalised them
-#: (``Ann@Acme.org``) are the same annotator as ``ann@acme.org``. (SQLite's
-#: ``lower`` folds ASCII letters only; new events are stored normalised.)
+#: The annotator of a label event as one person (SQL): :func:`normalise_user_id
+#: <evalcore.access.identity.normalise_user_id>` applied when reading, so a name stored
+#: as typed (``Ann@Acme.org``) is ``ann@acme.org`` (SQLite's ``lower``: ASCII letters only).
 ANNOTATOR_SQL = (
     "(CASE WHEN instr(annotator, '@') > 0 THEN lower(trim(annotator)) ELSE trim(annotator) END)"
 )
@@ -156,15 +154,10 @@ def _resolve_scan(
     query_ids: Iterable[str] | None,
     gains_only: bool = False,
 ) -> Iterator[tuple[str, Any]]:
-    """(query_id, resolved) for every resolved unit, from two ordered scans.
-
-    Units with only ``label`` events (the common case) are resolved from each
-    annotator's latest label, read with one grouped SQL scan (SQLite's ``max()``
-    bare-column rule gives the gain of the latest row). Units with an ``undo`` or
-    ``adjudicate`` event are replayed event by event with :func:`resolve_unit`.
-    With ``gains_only`` it yields (query_id, (unit_id, gain)) instead, the gain of a
-    unit in conflict being the tuple of the gains it may have.
-    """
+    """(query_id, resolved) for every resolved unit, from two ordered scans: units with only
+    ``label`` events from each annotator's latest label (one grouped scan: SQLite's ``max()``
+    bare-column rule gives its gain), the others replayed by :func:`resolve_unit`.
+    ``gains_only``: (query_id, (unit_id, gain)) instead, a conflict's gain the tuple of its gains."""
     finish = _gain_from_current if gains_only else _from_current
     for condition, params in query_filters(query_ids):
         special = set(
@@ -226,12 +219,8 @@ def _from_current(unit_id: str, annotators: dict[str, int]) -> ResolvedLabel:
 def resolve_study(
     study: Study, query_ids: Iterable[str] | None = None
 ) -> dict[str, dict[str, ResolvedLabel]]:
-    """query_id -> unit_id -> resolved label, for the whole study or the given queries.
-
-    Queries without any resolved unit are absent. Conflicts are included with
-    ``gain=None``; use :func:`resolved_gains` for the reference that counts.
-    Units are in unit_id order within a query.
-    """
+    """query_id -> unit_id -> resolved label (units in unit_id order; conflicts with ``gain=None``,
+    see :func:`resolved_gains`), for the whole study or the given queries."""
     out: dict[str, dict[str, ResolvedLabel]] = {}
     for query_id, resolved in _resolve_scan(study.db, study.study_id, query_ids):
         out.setdefault(query_id, {})[resolved.unit_id] = resolved
@@ -241,12 +230,9 @@ def resolve_study(
 def resolved_gains(
     study: Study, query_ids: Iterable[str] | None = None, *, conflicts: bool = False
 ) -> dict[str, dict[str, Any]]:
-    """query_id -> unit_id -> gain of the working reference (for the whole study, units
-    in unit id order within a query; queries with no unit that counts are absent).
-
-    Units in conflict are omitted, or, with ``conflicts``, given as the sorted tuple
-    of the gains they may have (contract section 9: unknown, never dropped).
-    """
+    """query_id -> unit_id -> gain of the working reference (units in unit id order; queries
+    with no unit that counts absent). Units in conflict are omitted, or with ``conflicts`` given
+    as the sorted tuple of their gains (contract section 9: unknown, never dropped)."""
     if query_ids is not None:
         return _scanned_gains(study.db, study.study_id, query_ids, conflicts)
     return dict(working_labels(study, conflicts=conflicts).gains)
@@ -254,8 +240,7 @@ def resolved_gains(
 
 def gains_with_conflicts(resolved: Mapping[str, ResolvedLabel]) -> dict[str, Any]:
     """One query's :func:`resolved_gains` (``conflicts=True``) from its resolved labels
-    (:func:`resolve_query`), for a caller that has them: unit_id -> gain, or the sorted
-    gains a unit in conflict may have, in unit id order."""
+    (:func:`resolve_query`)."""
     return {unit_id: label.gain if label.gain is not None else label.conflict_gains
             for unit_id, label in sorted(resolved.items())}
 
@@ -285,11 +270,9 @@ def _scanned_gains(
 def annotator_units(
     study: Study, annotator: str, query_ids: Iterable[str] | None = None
 ) -> dict[str, set[str]]:
-    """query_id -> the units on which ``annotator`` holds a current label (rule 1: a label
-    not undone), for the whole study or the given queries; the same units as those whose
-    resolved label lists the annotator, without resolving the others' labels. A unit with
-    none of the annotator's undo events holds one if it has a label of theirs; a unit with
-    one is replayed event by event."""
+    """query_id -> the units on which ``annotator`` holds a current label (rule 1), for the whole
+    study or the given queries, without resolving the others' labels: a unit with an undo of
+    theirs is replayed, any other with a label of theirs holds one."""
     who = annotator_key(annotator)
     out: dict[str, set[str]] = {}
     for condition, params in query_filters(query_ids):
@@ -332,11 +315,9 @@ class Overlap:
 
 def annotator_overlap(study: Study) -> Overlap:
     """Where annotators overlap, the only places agreement is measured and conflicts arise:
-    queries with two or more annotator names, or with an undo or an adjudication (a
-    superset of the queries holding a unit two voices are on: names that differ only in
-    case are told apart here and merged by the resolution); the other queries have only
-    labels, each current, so their annotators are read without resolving them. The agreement
-    page resolves just those (usually a few of a 10,000-query study)."""
+    queries with two or more annotator names (told apart by case here, merged by resolution)
+    or with an undo or an adjudication. The other queries' annotators are read without
+    resolving them (the agreement page resolves only the overlap)."""
     names: dict[str, set[str]] = {}
     replayed: set[str] = set()
     for query_id, annotator, special in study.db.execute(

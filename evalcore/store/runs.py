@@ -65,17 +65,11 @@ def add_run(
     actor: str | None = None,
     staged: bool = False,
 ) -> int:
-    """Store a run and its results atomically: ``results`` (rows ``(query_id, rank, unit_id,
-    score)``) or ``rankings`` (query id -> :data:`Ranking`; an empty ranking stores nothing),
-    the same stored run either way.
-
-    A run name is unique within a study: an existing run is never overwritten.
-    Returns the new run_id. In a team-mode study ``actor`` needs the lead role
-    (:mod:`evalcore.access`); PermissionDenied writes nothing. ``staged``: only an invisible
-    run row, in one short transaction, to fill with :func:`write_run_results` (one short
-    transaction per chunk) and make visible with :func:`publish_run`
-    (:mod:`evalcore.store.staging`).
-    """
+    """Store a run atomically from ``results`` (rows ``(query_id, rank, unit_id, score)``) or
+    ``rankings`` (query id -> :data:`Ranking`; an empty one stores nothing); return its run_id.
+    A run name is unique in a study (never overwritten). In a team-mode study ``actor`` needs
+    the lead role. ``staged``: only an invisible run row, filled by :func:`write_run_results`
+    and made visible by :func:`publish_run` (:mod:`evalcore.store.staging`)."""
     if not staged and (results is None) == (rankings is None):
         raise TypeError("add_run takes results or rankings (one of them)")
     require_known_study(db, actor, study_id)
@@ -117,12 +111,10 @@ _Columns = tuple[str, Sequence[int], Sequence[str], Sequence[float | None]]
 
 
 def _write_queries(db: sqlite_utils.Database, run_id: int, queries: list[_Columns]) -> None:
-    """Insert the queries' results (one row per result) and
-    their packed rankings (one row per query: JSON arrays, best first, ``repr`` floats that
-    read back exactly, and the units' codes, :mod:`evalcore.store.unit_codes`), in one pass
-    each, inside the caller's transaction, and record whether they hold an id a TREC file
-    cannot hold (:mod:`evalcore.store.trec_ids`). New unit codes are given in the queries'
-    order, ranks in order."""
+    """Insert the queries' results (a row per result) and packed rankings (a row per query: JSON
+    arrays, best first, ``repr`` floats, and the units' codes, new ones in query and rank
+    order), inside the caller's transaction, and record whether they hold an id a TREC file
+    cannot hold (:mod:`evalcore.store.trec_ids`)."""
     conn = db.conn
     results = chain.from_iterable(zip(repeat(run_id), repeat(q), ranks, units, scores)
                                   for q, ranks, units, scores in queries)
@@ -235,9 +227,8 @@ def run_results(
 
 
 def permitted_ids_for_run(db: sqlite_utils.Database, run: RunInfo) -> list[str] | None:
-    """The pinned document ids of the run's retrieval protocol, or None if none is pinned:
-    one statement (the protocol joined to its documents; a protocol pinning none is one
-    row without a document)."""
+    """The pinned document ids of the run's retrieval protocol, or None if none is pinned (one
+    statement; a protocol pinning none is a row without a document)."""
     name = run.pinned_protocol
     if name is None:
         return None

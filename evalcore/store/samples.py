@@ -1,17 +1,13 @@
 """Named samples of a comparison's unknown units, as stored (contract section 13).
 
-A sample is drawn by :mod:`evalcore.estimation.stored` (the design is its business); the
-store keeps what was drawn so it can be shown, exported, labeled in order and estimated
-from: the design as JSON, the runs, measures, seed and size, and every sampled unit in the
-order annotators take it. Drawing and growing are lead-only in team mode (permission
-``DRAW_SAMPLE``) and write their audit entry (``sample.draw`` / ``sample.grow``) in the
-same transaction. A sample grows by appending units (the units already sampled, and their
-labels, stay valid); it never shrinks and a sampled unit is never rewritten.
-
-A sampled unit skipped or judged "can't judge" in the sample's queue is a
-**non-response** (:func:`record_nonresponse`, append-only): it is not a label, the unit
-stays unknown, and the estimate takes its contribution at its worst case.
-"""
+:mod:`evalcore.estimation.stored` draws a sample; the store keeps what was drawn (the design
+as JSON, runs, measures, seed, size, and the units in the order annotators take them) to
+show, export, label and estimate from. Drawing and growing are lead-only in team mode
+(``DRAW_SAMPLE``), audited (``sample.draw`` / ``sample.grow``) in the same transaction. A
+sample only grows by appending units (those sampled, and their labels, stay valid); a
+sampled unit is never rewritten. A unit skipped or judged "can't judge" in the sample's
+queue is a **non-response** (:func:`record_nonresponse`, append-only): not a label, the unit
+stays unknown and the estimate takes it at its worst case."""
 
 from __future__ import annotations
 
@@ -99,8 +95,11 @@ _COLUMNS = (
 )
 
 
-def _sample(row: tuple) -> StoredSample:
-    return models(StoredSample, [(*row[:4], json.loads(row[4]), *row[5:])])[0]
+def _samples(study: Study, where: str = "", params: Sequence[str] = ()) -> list[StoredSample]:
+    """The study's samples (``where``: a further condition on ``s``), oldest first."""
+    rows = study.db.execute(f"SELECT {_COLUMNS} FROM samples s WHERE s.study_id = ?{where} "
+                            "ORDER BY s.created_at, s.name", [study.study_id, *params])
+    return models(StoredSample, [(*r[:4], json.loads(r[4]), *r[5:]) for r in rows])
 
 
 def sample_names(study: Study) -> list[str]:
@@ -111,29 +110,17 @@ def sample_names(study: Study) -> list[str]:
 
 def list_samples(study: Study) -> list[StoredSample]:
     """The study's samples, oldest first."""
-    rows = study.db.execute(
-        f"SELECT {_COLUMNS} FROM samples s WHERE s.study_id = ? ORDER BY s.created_at, s.name",
-        [study.study_id],
-    ).fetchall()
-    return [_sample(r) for r in rows]
+    return _samples(study)
 
 
 def get_sample(study: Study, name: str) -> StoredSample:
     """The sample, or :class:`SampleNotFoundError` listing the study's samples."""
-    row = study.db.execute(
-        f"SELECT {_COLUMNS} FROM samples s WHERE s.study_id = ? AND s.name = ?",
-        [study.study_id, name],
-    ).fetchone()
-    if row is None:
-        raise not_found(
-            SampleNotFoundError,
-            f"no sample {name!r} in study {study.study_id!r}",
-            sample_names(study),
-            listing="samples",
-            none_yet="no sample drawn yet",
-            advice="; draw one with: evalcore sample draw",
-        )
-    return _sample(row)
+    found = _samples(study, " AND s.name = ?", [name])
+    if not found:
+        raise not_found(SampleNotFoundError, f"no sample {name!r} in study {study.study_id!r}",
+                        sample_names(study), listing="samples", none_yet="no sample drawn yet",
+                        advice="; draw one with: evalcore sample draw")
+    return found[0]
 
 
 def sample_units(study: Study, name: str) -> list[SampledUnit]:
@@ -181,9 +168,7 @@ def create_sample(
     get_study(db, study_id)
     with write_transaction(db):
         study = open_study(db, study_id, actor, Permission.DRAW_SAMPLE)
-        if exists(
-            db, "SELECT 1 FROM samples WHERE study_id = ? AND name = ?", [study_id, name]
-        ):
+        if exists(db, "SELECT 1 FROM samples WHERE study_id = ? AND name = ?", [study_id, name]):
             raise ValueError(
                 f"study {study_id!r} has a sample {name!r} already; grow it with: evalcore "
                 f"sample grow --name {name} --size N, or choose another --name"

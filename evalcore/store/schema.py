@@ -1,16 +1,11 @@
 """The store's schema, its version and its forward migrations.
 
-``PRAGMA user_version`` holds the schema version (on PostgreSQL, the table
-``schema_version``; the same migrations run there, translated by
-:mod:`evalcore.store.dialect`). Each entry of
-:data:`MIGRATIONS` takes the store from version ``i`` to ``i + 1`` and runs in
-its own immediate transaction; a migration is never edited once released, a
-change is a new entry.
-
-Times are ISO-8601 UTC strings (``2026-06-30T00:00:00Z``). Label events,
-completeness events and the audit log are append-only: triggers refuse
-UPDATE and DELETE on them.
-"""
+``PRAGMA user_version`` holds the schema version (on PostgreSQL the table
+``schema_version``; the same migrations run there, translated by :mod:`evalcore.store.dialect`).
+:data:`MIGRATIONS` ``[i]`` takes the store from version ``i`` to ``i + 1`` in its own immediate
+transaction; a released migration is never edited, a change is a new entry. Times are
+ISO-8601 UTC strings (``2026-06-30T00:00:00Z``); label events, completeness events and the
+audit log are append-only (triggers refuse UPDATE and DELETE)."""
 
 import sqlite3
 from collections.abc import Callable
@@ -271,8 +266,7 @@ _V3 = ("ALTER TABLE protocol_documents ADD COLUMN owner_org TEXT;\n"
 _V4 = (_refuse("reports_immutable_d", "DELETE", "reports", _REPORT)
        + "CREATE UNIQUE INDEX reports_by_name ON reports (study_id, name);")
 
-# v5: who may see and change what (evalcore.access): users, their organisations,
-# and per-study roles. A study with no member row is in local single-user mode.
+# v5: users, their organisations and per-study roles (evalcore.access; no member: local mode).
 _V5 = """
 CREATE TABLE users (
     user_id TEXT PRIMARY KEY,
@@ -327,9 +321,7 @@ CREATE TABLE run_rankings (
 ) WITHOUT ROWID;
 """
 
-# v8: an annotator's unsaved work on one pooled item (evalcore.store.drafts): the
-# note typed but not yet saved with a label, and whether the item was skipped.
-# Not evidence: rows are replaced and deleted (a label clears its draft).
+# v8: annotation drafts (evalcore.store.drafts; not evidence: replaced and deleted).
 _V8 = """
 CREATE TABLE annotation_drafts (
     study_id TEXT NOT NULL REFERENCES studies(study_id),
@@ -371,25 +363,19 @@ ALTER TABLE audit_log ADD COLUMN os_user TEXT NOT NULL DEFAULT '';
 ALTER TABLE runs ADD COLUMN staged_by TEXT;
 """
 
-# v10: queries carry an optional information need: a description and a narrative (the
-# assessor's guideline), imported from TREC topics or query files and edited by a
-# lead (an audited event, evalcore.store.information_needs). Empty when unknown.
+# v10: each query's information need (evalcore.store.information_needs), empty when unknown.
 _V10 = """
 ALTER TABLE queries ADD COLUMN description TEXT NOT NULL DEFAULT '';
 ALTER TABLE queries ADD COLUMN narrative TEXT NOT NULL DEFAULT '';
 """
 
-# v11: the measures a study reports (evalcore.store.study_measures): their canonical
-# names, comma-separated, chosen by a lead (an audited event). Empty: the default set
-# (P, R, nDCG, RR at each run's cutoff); existing studies start with it.
+# v11: the measures a study reports (evalcore.store.study_measures; empty: the default set).
 _V11 = """
 ALTER TABLE studies ADD COLUMN measures TEXT NOT NULL DEFAULT '';
 """
 
-# v12: staged imports. Documents of an import listed in pending_imports are invisible to
-# every read; publishing deletes its one pending row (evalcore.store.document_imports). A
-# study imported from an archive is staged the same way (evalcore.store.staged_studies), and
-# its append-only history may be deleted only while it is staged (a failed import's discard).
+# v12: staged document imports (evalcore.store.document_imports) and staged studies, whose
+# append-only history may be deleted only while staged (evalcore.store.staged_studies).
 _V12 = """
 ALTER TABLE studies ADD COLUMN staged_by TEXT;
 CREATE TABLE pending_imports (
@@ -418,10 +404,8 @@ _STAGED_DELETES = [
 _V12 += "".join(f"DROP TRIGGER {name};\n" + _refuse(name, "DELETE", table, message, _UNLESS_STAGED)
                 for name, table, message in _STAGED_DELETES)
 
-# v13: a corpus's generation (evalcore.store.corpus_generations), moved by triggers on every
-# write of one of its document rows and every start, publication or discard of an import
-# into it, never back: while a pin's corpus is at the generation it recorded, revalidation
-# needs no scan. A covering index serves the full revalidation without reading texts.
+# v13: corpus generations (evalcore.store.corpus_generations), moved by triggers; a covering
+# index serves the full revalidation without reading texts.
 
 def _generation_triggers(table: str, *, deleted_when: str = "", written_when: str = "") -> str:
     """Triggers moving the generation of the corpus of each ``table`` row written (both
@@ -518,8 +502,8 @@ DROP TRIGGER pending_imports_generation_ad;
                            "'%:replacements'")
 )
 
-# v15: a per-study unit dictionary (evalcore.store.unit_codes); a trigger sets each label
-# event's code right after its insert (the one update the append-only rule lets through).
+# v15: the unit dictionary (evalcore.store.unit_codes); a trigger sets each label event's
+# code after its insert (the one update the append-only rule lets through).
 _V15 = """
 CREATE TABLE study_units (
     study_id TEXT NOT NULL REFERENCES studies(study_id),
@@ -556,8 +540,7 @@ BEGIN
 END;
 """
 
-# v16: whether a stored run or a study's label events hold an id a TREC file cannot hold
-# (evalcore.store.trec_ids), kept as facts so the export checks read no result or label.
+# v16: the TREC id suspects of runs and label events (evalcore.store.trec_ids).
 #: The code points Python's ``\s`` matches (``trec_ids.TREC_SPACE``), written out: a
 #: migration never changes (the tests check them against ``TREC_SPACE``).
 _TREC_SPACE_CODES = (9, 10, 11, 12, 13, 28, 29, 30, 31, 32, 133, 160, 5760, 8192, 8193, 8194,
@@ -607,8 +590,7 @@ AND user_id = (SELECT y.user_id FROM user_organisations y WHERE y.org_id = user_
 CREATE INDEX user_organisations_by_org ON user_organisations (org_id, role);
 """
 
-# v18: a query a lead took out of a study (evalcore.store.removed_queries): a row while it is
-# out; its evidence stays as it was.
+# v18: removed queries (evalcore.store.removed_queries), a row while out.
 _V18 = """
 CREATE TABLE removed_queries (
     study_id TEXT NOT NULL REFERENCES studies(study_id),
@@ -620,10 +602,7 @@ CREATE TABLE removed_queries (
 ) WITHOUT ROWID;
 """
 
-# v19: automatic judgments (evalcore.store.automatic_labels), apart from the human label
-# events so that no value, bound, verdict or completeness can read them: one
-# ``automatic_imports`` row per imported file (staged until published), its labels in
-# ``automatic_labels``.
+# v19: automatic judgments (evalcore.store.automatic_labels), apart from the label events.
 _V19 = """
 CREATE TABLE automatic_imports (
     import_id INTEGER PRIMARY KEY,
@@ -646,9 +625,7 @@ CREATE TABLE automatic_labels (
 ) WITHOUT ROWID;
 """
 
-# v20: named samples of a comparison's unknown units (evalcore.store.samples; contract
-# section 13): each sample's design, its units in queue order (growth appends) and the
-# append-only non-responses on them (taken at their worst case until a label answers).
+# v20: named samples, their units in queue order and non-responses (evalcore.store.samples).
 _V20 = """
 CREATE TABLE samples (
     study_id TEXT NOT NULL REFERENCES studies(study_id),

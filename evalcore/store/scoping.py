@@ -1,19 +1,13 @@
-"""Organisation scoping: what a viewer may read.
+"""Organisation scoping: what a viewer may read (every refusal with a reason to act on).
 
-* **Studies** (and their queries): a study in local single-user mode is visible
-  to everyone; a team-mode study only to its members who also belong to its
-  organisation (when it has one). :func:`visible_studies` lists them.
-* **Documents**: a corpus is in team mode as soon as one study over it is. Then a
-  document is readable only by members of its owner organisation; a document
-  with no owner is readable by the members of a team-mode study over the corpus.
-  In a local-mode corpus every document is readable.
-* **Returned documents outside a run's protocol** (its pinned document set) are
-  a ``permission_violation`` for the metric computer, and their text is never
-  shown, whoever looks: :func:`displayable_text` is what pages call before they
-  render a unit's title or text.
-
-Every refusal carries a reason a person can act on.
-"""
+* **Studies** (and their queries): a local-mode study is visible to everyone; a team-mode
+  study only to its members who also belong to its organisation (when it has one).
+* **Documents**: a corpus is in team mode as soon as one study over it is; then a document
+  is readable only by members of its owner organisation, an unowned one by the members of
+  a team-mode study over the corpus. In a local-mode corpus every document is readable.
+* **Returned documents outside a run's protocol** (its pinned document set) are a
+  ``permission_violation`` for the metric computer, and their text is shown to no one:
+  pages call :func:`displayable_text` before they render a unit's title or text."""
 
 import json
 from collections.abc import Iterable
@@ -81,11 +75,8 @@ def _study_refusal(db: sqlite_utils.Database, viewer: str | None, study: StudyIn
 def visible_studies(
     db: sqlite_utils.Database, viewer: str | None, *, include_local: bool = True
 ) -> list[StudyIn]:
-    """The studies ``viewer`` may see, by study id.
-
-    ``include_local=False`` leaves out studies in local single-user mode (a
-    signed-in team deployment shows only studies whose team mode is on).
-    """
+    """The studies ``viewer`` may see, by study id (``include_local=False``: team-mode ones
+    only, what a signed-in team deployment shows)."""
     listed = (list_studies(db) if include_local
               else [s for s, team in list_studies_and_modes(db) if team])
     return [study for study in listed if _study_refusal(db, viewer, study) is None]
@@ -100,11 +91,8 @@ def local_studies_and_team_count(db: sqlite_utils.Database) -> tuple[list[StudyI
 
 
 def require_study_view(db: sqlite_utils.Database, viewer: str | None, study_id: str) -> None:
-    """Raise PermissionDenied (saying why) unless ``viewer`` may see the study.
-
-    An unknown study is a :class:`StudyNotFoundError` that lists only the
-    studies ``viewer`` may see (never every study id of the store).
-    """
+    """Raise PermissionDenied (saying why) unless ``viewer`` may see the study; an unknown study
+    is a :class:`StudyNotFoundError` listing only the studies ``viewer`` may see."""
     refusal = _study_refusal(db, viewer, known_study(db, viewer, study_id))
     if refusal is not None:
         raise study_view_denied(refusal, study_id=study_id, user=viewer_id(viewer) or "")
@@ -114,9 +102,7 @@ def unreadable_organisations(
     db: sqlite_utils.Database, viewer: str | None, corpus_id: str, organisations: Iterable[str]
 ) -> list[str]:
     """Those of ``organisations`` whose documents of ``corpus_id`` ``viewer`` may not read,
-    sorted: none in a local-mode corpus; in a team-mode corpus the ones ``viewer`` is not
-    a member of (all of them for nobody). The same rule as :func:`document_refusal`, for an
-    owned document."""
+    sorted (:func:`document_refusal`'s rule for owned documents: none in a local-mode corpus)."""
     orgs = sorted(set(organisations))
     if not orgs or not corpus_team_studies(db, corpus_id):
         return []
@@ -137,13 +123,9 @@ def require_organisations(
     permission: Permission = Permission.PIN_PROTOCOL,
     protocol: str | None = None,
 ) -> None:
-    """Raise PermissionDenied unless ``actor`` may read every document a protocol that sees
-    ``organisations`` of ``corpus_id`` would see.
-
-    Checked for whoever acts, each time: pinning (``PIN_PROTOCOL``) and executing a pin
-    (``CREATE_RUN``: the executor, never the pinner). A ranking over documents the actor may not read would be a search oracle
-    on their text.
-    """
+    """Raise PermissionDenied unless ``actor`` may read every document of ``organisations`` in
+    ``corpus_id`` a protocol would see: checked for whoever pins (``PIN_PROTOCOL``) or executes
+    a pin (``CREATE_RUN``), each time. A ranking over unreadable documents is a search oracle."""
     missing = unreadable_organisations(db, actor, corpus_id, organisations)
     if missing:
         raise protocol_organisations_denied(
@@ -201,13 +183,8 @@ class ReadableFilter(FrozenModel):
 def readable_filter(
     db: sqlite_utils.Database, viewer: str | None, corpus_id: str
 ) -> ReadableFilter:
-    """The documents of ``corpus_id`` that ``viewer`` may read, as a SQL condition.
-
-    Same rule as :func:`document_refusal`, for queries that must filter before a
-    ``LIMIT`` (search): everything in a local-mode corpus; in a team-mode corpus
-    the documents of the viewer's organisations, and unowned documents if the
-    viewer is a member of a study over the corpus; nothing for nobody.
-    """
+    """:func:`document_refusal`'s rule for ``viewer`` over ``corpus_id`` as a SQL condition, for
+    queries that filter before a ``LIMIT`` (search)."""
     if not corpus_team_studies(db, corpus_id):
         return ReadableFilter(where="1", params={})
     user = viewer_id(viewer)
@@ -250,14 +227,11 @@ def displayable_text(
     runs: Iterable[str] = (),
     document: Document | None = None,
 ) -> DisplayableText:
-    """Title and text of a unit of the handle's study if a page may show them to its reader.
-
-    Withheld (``shown=False`` with the reason) when the reader may not read the document,
-    or when the unit is outside the run's pinned protocol (``run_name``, or any of
-    ``runs``) or the given ``permitted`` set — a ``permission_violation``, whose text no
-    one is shown. (The handle is the check that the reader may read the study.)
-    ``document``: the unit's document as the caller read it, else it is read.
-    """
+    """Title and text of a unit of the handle's study if a page may show them to its reader
+    (the handle checked the study). Withheld (``shown=False``, with the reason) when the reader
+    may not read the document, or when the unit is outside the pinned protocol of ``run_name``
+    or any of ``runs``, or outside ``permitted``: a ``permission_violation``, shown to no one.
+    ``document``: the unit's document as the caller read it, else read."""
     allowed = set(permitted) if permitted is not None else None
     if allowed is None and run_name is not None:
         allowed = run_permitted_ids(study, run_name)

@@ -1,12 +1,11 @@
 """Documents of an import held in a scratch SQLite file until the import writes them.
 
-A BEIR corpus may unpack to gigabytes: :class:`StagedDocuments` is the
-:class:`evalcore.io.beir.DocumentSink` the importer streams ``corpus.jsonl`` into, so memory
-stays bounded. The scratch file (a private temporary folder, no journal, no fsync) is
-attached to the import's connection and deleted on exit; the scratch table's primary key
-is the duplicate ``_id`` check. Nothing reaches the store until :meth:`write_staged` writes
-the documents, invisible, in paced short transactions (:mod:`evalcore.store.document_imports`).
-"""
+:class:`StagedDocuments` is the :class:`evalcore.io.beir.DocumentSink` a BEIR import streams
+``corpus.jsonl`` into, so memory stays bounded however large the corpus: a scratch file (a
+private temporary folder, no journal, no fsync) attached to the import's connection and
+deleted on exit, whose primary key is the duplicate ``_id`` check. :meth:`write_staged`
+writes the documents, invisible, in paced short transactions
+(:mod:`evalcore.store.document_imports`)."""
 
 from __future__ import annotations
 
@@ -110,19 +109,13 @@ class StagedDocuments:
         self, import_id: str, corpus_id: str, owner_org: str | None, created_at: str,
         on_chunk: Callable[[int, float], None] | None = None,
     ) -> tuple[int, int]:
-        """Insert the documents new to the corpus, invisible (``import_id`` pending), and
-        stage the new text of those stored with other content as a second row (also pending;
-        it keeps the stored owner), marking the stored row ``superseded_by`` the import, in
-        paced short write transactions (:class:`evalcore.store.staging.Pacer`); return
-        (new, replacing). Publishing switches them all at once
-        (:mod:`evalcore.store.document_imports`).
-
-        Documents stored with the same content are left alone. A document another pending
-        import is writing is refused (InputErrors: nothing of this import becomes visible).
-        The owners of the documents to be replaced are kept in :attr:`replaced_owners` (the
-        publishing transaction checks the importer may write them). ``on_chunk(rows,
-        held_s)`` is told of each chunk (tests, benchmarks).
-        """
+        """Write the documents in paced short transactions (:class:`evalcore.store.staging.Pacer`),
+        invisible until the import publishes: new ones inserted, the new text of those stored with
+        other content staged as a second row (keeping the stored owner, the stored row marked
+        ``superseded_by`` the import), the same content left alone; return (new, replacing). A
+        document another pending import is writing is refused (InputErrors). The replaced
+        documents' owners are kept in :attr:`replaced_owners` for the publishing transaction's
+        check; ``on_chunk(rows, held_s)`` is told of each chunk."""
         conn = self._db.conn
         pacer = Pacer(FIRST_CHUNK)
         written = replaced = 0

@@ -1,18 +1,14 @@
 """Staged studies: a study archive import written in short transactions, visible all at once.
 
 :func:`evalcore.store.study_archive.import_study` creates the study with ``staged_by`` =
-``"host:pid"``: every read of studies ignores it, so nothing of it can be reached until
-one small final commit clears it. Staging tables would need a publish as long as the
-history; a staged study needs one short statement. Its append-only rows may be deleted
-only while it is staged (their DELETE triggers allow it), the one state in which nobody
-but the import has seen them: a failed import discards the study here, one whose process
-died the next ``open_store`` (:func:`evalcore.store.staging.discard_abandoned`).
-
-The rows the import creates outside the study (new organisations, the importer's user row
-and memberships, the corpus row) are written down in the staged study in the same
-transaction (one audit row, :func:`record_created`), so a discard removes them unless
-something published refers to them by then.
-"""
+``"host:pid"``: every read of studies ignores it until one small final commit clears it (a
+staged study needs one short statement to publish, staging tables a copy as long as the
+history). Its append-only rows may be deleted only while it is staged, when nobody but the
+import has seen them: a failed import discards it here, a dead process's the next
+``open_store`` (:func:`evalcore.store.staging.discard_abandoned`). The rows it creates
+outside the study (organisations, the importer's user and memberships, the corpus) are
+recorded in the same transaction (:func:`record_created`), so a discard removes them unless
+something published refers to them by then."""
 
 import json
 from typing import Any

@@ -1,21 +1,17 @@
 """Staged runs: a large import written in short transactions, visible all at once.
 
-A run import inserts its ``runs`` row with ``staged_by`` = ``"host:pid"``, writes its
-results in chunks (each its own short write transaction, so annotators' writes queue for
-at most one chunk) and becomes visible with one small commit clearing ``staged_by``; every
-read of runs ignores staged rows. A failed import discards its rows; those of a process
-that died are discarded by the next :func:`open_store` (:func:`discard_abandoned`).
+A run import inserts its ``runs`` row with ``staged_by`` = ``"host:pid"`` (every read of runs
+ignores it), writes its results in chunks, each its own short write transaction (annotators'
+writes queue for at most one chunk), and publishes with one small commit clearing
+``staged_by``. A failed import discards its rows; a dead process's are discarded by the next
+:func:`open_store` (:func:`discard_abandoned`).
 
-:func:`bulk_writes` sets the connection for the chunks: ``synchronous = NORMAL`` (safe: an
-OS crash may lose the last chunks of a run nobody can see, and the dead importer's run is
-then discarded whole; the publishing commit is FULL and its fsync covers every WAL frame
-before it), no automatic WAL checkpoint inside a chunk's commit (:func:`checkpoint` runs a
-PASSIVE one between chunks, holding no lock) and a larger page cache.
-
-:class:`Pacer` sizes the chunks so each holds the write lock about :data:`TARGET_HOLD_S`,
-and pauses after each as long as it held the lock, so a writer polling SQLite's busy
-handler finds the lock free before the next chunk takes it.
-"""
+:func:`bulk_writes` sets the connection for the chunks: ``synchronous = NORMAL`` (an OS
+crash may lose the last chunks of a run nobody sees, then discarded whole; the publishing
+commit is FULL and its fsync covers every frame before it), no automatic WAL checkpoint in
+a chunk's commit (:func:`checkpoint` runs a PASSIVE one between chunks) and a larger page
+cache. :class:`Pacer` sizes each chunk to hold the write lock about :data:`TARGET_HOLD_S`
+and pauses as long after it, so a writer polling SQLite's busy handler gets the lock."""
 
 import os
 import socket
@@ -99,11 +95,9 @@ BULK_CACHE_KIB = 64 * 1024
 
 @contextmanager
 def bulk_writes(db: sqlite_utils.Database) -> Iterator[None]:
-    """The connection set for writing staged chunks (see the module docstring); restored after.
-
-    Use it around the chunks only: the commit that publishes runs after it, with
-    the connection's own ``synchronous`` (FULL). PostgreSQL has none of these settings.
-    """
+    """The connection set for writing staged chunks (see the module docstring), restored after:
+    around the chunks only, the publishing commit keeps ``synchronous = FULL``. Nothing on
+    PostgreSQL."""
     if dialect.is_postgres(db):
         yield
         return
@@ -156,10 +150,9 @@ def delete_in_chunks(db: sqlite_utils.Database, table: str, key: str, column: st
 def repeat_in_chunks(db: sqlite_utils.Database, sql: str, parameters: list[object],
                      pacer: Pacer | None = None,
                      on_chunk: Callable[[int, float], None] | None = None) -> int:
-    """Run ``sql`` (a write of at most ``LIMIT ?`` rows, the chunk size, its last parameter)
-    in short write transactions until it writes fewer; return the rows written. The rows
-    are chosen inside each transaction. ``pacer``: chunks sized and paced by it (else
-    :data:`DISCARD_CHUNK` rows, no pause); ``on_chunk(rows, held_s)`` is told of each."""
+    """Run ``sql`` (a write of at most ``LIMIT ?`` rows, its last parameter) in short write
+    transactions until it writes fewer; return the rows written. ``pacer``: chunks sized and
+    paced by it (else :data:`DISCARD_CHUNK` rows); ``on_chunk(rows, held_s)`` is told of each."""
     total = 0
     while True:
         size = pacer.rows if pacer is not None else DISCARD_CHUNK

@@ -1,22 +1,19 @@
 """Moving a whole store to another engine or file: ``evalcore migrate-store --from --to``.
 
-:func:`copy_store` copies every table of a store (a SQLite file or a PostgreSQL database,
-:mod:`evalcore.store.location`) into an empty one, either way. The source is opened as
-every command opens it (migrated; one written by a newer evalcore is refused); the target
-must hold no row.
+:func:`copy_store` copies every table of a store (a SQLite file or a PostgreSQL database)
+into an empty one, either way; the source is opened as every command opens it (migrated; a
+newer one refused).
 
-* Every row of every table is copied in foreign-key order with its values as read and its
-  identity (integer keys, rowids), but the store's own id (:data:`NOT_COPIED`): the target
-  is another store to every cache keyed by it.
+* Every row is copied in foreign-key order with its values and identity (integer keys,
+  rowids), but the store's own id (:data:`NOT_COPIED`): the target is another store to
+  every cache keyed by it.
 * The copy, its checks and the re-enabling of the insert triggers (off during the copy:
-  the rows they derive are copied too) are one transaction on the target: a failure or
-  Ctrl-C leaves it without a row. The source is read in one snapshot, streamed in batches.
-* Per table, the rows read from the source (count and an order-independent checksum,
-  :func:`row_checksum`) must equal those read back from the target before the commit.
+  their derived rows are copied too) are one transaction on the target: a failure or Ctrl-C
+  leaves it empty. The source is read in one snapshot, streamed in batches.
+* Per table, the count and order-independent checksum (:func:`row_checksum`) of the rows
+  read must equal those read back from the target before the commit.
 
-Who may run it: whoever can open both stores (as ``evalcore backup``): it moves whole
-stores, not a study, so no study role applies.
-"""
+Whoever can open both stores may run it (as ``evalcore backup``): no study role applies."""
 
 from __future__ import annotations
 

@@ -1,14 +1,10 @@
 """Which store this is: a key for caches of data derived from the store's content.
 
-A store holds one random id, written when its schema is created (``store_identity``,
-schema v22); a copy of the store has the same id. The identity adds where the store is
-kept (:func:`store_place`): for a file its path and inode, so a copy at another path, or
-a file restored at the same path, is another store to a cache even though its id and its
-corpus generations may be equal; on PostgreSQL the server, database and schema with the
-database's and schema's object ids, so a copy in another database (``CREATE DATABASE ...
-TEMPLATE``) or a database made again under the same name is another store. A store in
-memory is known by its id alone.
-"""
+A store holds one random id (``store_identity``, written with its schema; a copy has the
+same id), to which the identity adds where it is kept (:func:`store_place`): a file's path
+and inode (a copy elsewhere, or a file restored in place, is another store to a cache), a
+PostgreSQL server, database and schema with their object ids (a database copied or made
+again under the same name is another store). A store in memory is its id alone."""
 
 import os
 from pathlib import Path

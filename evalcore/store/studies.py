@@ -31,10 +31,8 @@ class StudyIn(BaseModel):
     org_id: StrictStr | None = None
 
     def protocol(self) -> EvalProtocol:
-        """The evaluation protocol the study's settings declare: its threshold and gain mode.
-
-        The one place study settings become an :class:`EvalProtocol`.
-        """
+        """The evaluation protocol the study's settings declare (the one place they become an
+        :class:`EvalProtocol`)."""
         return EvalProtocol(relevance_threshold=self.relevance_threshold, gain=self.gain)
 
 
@@ -52,14 +50,9 @@ class StudyNotFoundError(LookupError):
 def create_organisation(
     db: sqlite_utils.Database, org_id: str, name: str = "", *, actor: str | None = None
 ) -> bool:
-    """Create the organisation if it does not exist (idempotent); True if created.
-
-    Open to anyone: a new organisation has no member, study or document, so it
-    grants nothing. Its creator (``actor``, when named) becomes its first member
-    and owner; from then on only its admins add people
-    (:func:`evalcore.store.members.add_to_organisation`). An existing
-    organisation is never changed — not even renamed, nor joined — by this.
-    """
+    """Create the organisation if it does not exist (idempotent); True if created. Open to
+    anyone: a new organisation grants nothing. Its creator (``actor``, when named) becomes its
+    first member and owner; an existing organisation is never changed (renamed or joined) here."""
     creator = named_user(actor) or None
     with write_transaction(db):
         created = db.execute(
@@ -78,12 +71,9 @@ _STUDY_COLUMNS = ", ".join(StudyIn.model_fields)
 
 
 def get_study(db: sqlite_utils.Database, study_id: str) -> StudyIn:
-    """The study's settings; an unknown id is a :class:`StudyNotFoundError` naming no other study.
-
-    It cannot know who asks, so it lists nothing: callers acting for someone check
-    :func:`evalcore.store.authorize.require_known_study` first, which lists only the
-    studies that person may read.
-    """
+    """The study's settings; an unknown id is a :class:`StudyNotFoundError` naming no other study
+    (it cannot know who asks: :func:`evalcore.store.authorize.require_known_study` lists the
+    studies a person may read)."""
     found = models(StudyIn, db.execute(
         f"SELECT {_STUDY_COLUMNS} FROM studies WHERE study_id = ? AND staged_by IS NULL",
         [study_id]))

@@ -1,15 +1,10 @@
 """The study handle: a read of a study's data is authorised once, when the handle is opened.
 
-:func:`open_study` checks that the study exists (``StudyNotFoundError`` listing
-only the studies the actor may see) and that the actor may read it
-(``PermissionDenied`` naming who can grant access), through the one rule of
-:func:`evalcore.store.authorize.authorize`. It returns a :class:`Study`; every
-store, annotation, analysis and report function that reads a study's data takes
-one instead of a store and a study id, so a read without a check cannot be
-written. Only :func:`open_study` makes a handle. A command, page or session
-opens one and passes it down; a write still checks its own permission inside its
-write transaction (a handle opened there with the permission it needs).
-"""
+:func:`open_study` checks that the study exists (``StudyNotFoundError`` listing only the
+studies the actor may see) and that the actor may read it (``PermissionDenied``), through
+:func:`evalcore.store.authorize.authorize`. Every function reading a study's data takes the
+:class:`Study` it returns, so a read without a check cannot be written; a write still checks
+its own permission inside its transaction (a handle opened there with that permission)."""
 
 from dataclasses import dataclass, field
 
@@ -26,10 +21,8 @@ _OPENED = object()
 
 @dataclass(frozen=True)
 class Study:
-    """A study the actor may read: the store, the study id, who reads and their role
-    (None in local single-user mode, where every action is allowed), and the study's
-    settings as read when it was opened (they never change: a read through the handle
-    needs no statement for them)."""
+    """A study the actor may read: the store, the study id, the reader and their role (None in
+    local single-user mode) and the study's settings as read when opened (they never change)."""
 
     db: sqlite_utils.Database
     study_id: str

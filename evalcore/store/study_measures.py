@@ -1,12 +1,9 @@
 """The measures a study reports: chosen by a lead, shown by every table and dashboard.
 
-A study holds a list of catalogue measures (contract section 10) by canonical
-name (``studies.measures``). Until a lead chooses, the study reports
-:data:`DEFAULT_STUDY_MEASURES` at each run's own cutoff (a study has no cutoff of
-its own: every run is stored with its ``k``). A change is lead-only in team mode
-and audited (``study.measures.set``) in the same transaction. Judged@k is shown
-beside every measure (:func:`shown_measures`).
-"""
+A study holds catalogue measures (contract section 10) by canonical name
+(``studies.measures``); until a lead chooses, :data:`DEFAULT_STUDY_MEASURES` at each run's
+own cutoff. A change is lead-only in team mode and audited (``study.measures.set``) in the
+same transaction. Judged@k is shown beside every measure (:func:`shown_measures`)."""
 
 from __future__ import annotations
 
@@ -31,12 +28,8 @@ MAX_STUDY_MEASURES = 12
 
 
 def parse_measure_list(text: str) -> list[Measure]:
-    """``"P@10, nDCG@10"`` -> the measures, in order, duplicates dropped.
-
-    Raises :class:`~evalcore.contract.measures.UnknownMeasure` (its message lists the
-    known measures) for a name that does not parse, and ``ValueError`` for an empty
-    or too long list.
-    """
+    """``"P@10, nDCG@10"`` -> the measures, in order, duplicates dropped. ``UnknownMeasure`` (listing
+    the known ones) for a name that does not parse, ``ValueError`` for an empty or too long list."""
     names = [part.strip() for part in text.split(",")]
     return _checked([parse_measure(name) for name in names if name])
 
@@ -59,10 +52,8 @@ def _decode(stored: str) -> list[Measure]:
 
 
 def study_measures(study: Study) -> list[Measure]:
-    """The measures the study reports (the default set until a lead chooses).
-
-    Raises ``StudyNotFoundError`` (naming the known studies) for an unknown study.
-    """
+    """The measures the study reports (the default set until a lead chooses);
+    ``StudyNotFoundError`` for an unknown study."""
     row = study.db.execute(
         "SELECT measures FROM studies WHERE study_id = ?", [study.study_id]
     ).fetchone()
@@ -78,11 +69,8 @@ def set_study_measures(
     measures: Sequence[Measure | str],
     actor: str | None,
 ) -> list[Measure]:
-    """Replace the study's measures (lead only in team mode); return the previous ones.
-
-    Names are parsed first (an unknown one raises ``UnknownMeasure`` and nothing is
-    written); the change and its audit entry are one transaction.
-    """
+    """Replace the study's measures (lead only in team mode) with its audit entry, in one
+    transaction; return the previous ones. Names are parsed first (``UnknownMeasure``)."""
     chosen = _checked(list(measures))
     get_study(db, study_id)
     with write_transaction(db):

@@ -1,8 +1,5 @@
-"""Creating a study and registering its queries: the study writes that need authorisation.
-
-(The study models and reads are in :mod:`evalcore.store.studies`, below the
-authorisation gate, which reads them.)
-"""
+"""Creating a study and registering its queries: the study writes that need authorisation
+(the models and reads are in :mod:`evalcore.store.studies`, below the gate, which reads them)."""
 
 from collections.abc import Iterable
 
@@ -23,17 +20,12 @@ from evalcore.store.transaction import write_transaction
 
 def create_study(db: sqlite_utils.Database, study: StudyIn, *, actor: str | None = None,
                  created_at: str | None = None) -> None:
-    """Create a study. An existing study of the same id is an error, never overwritten.
-
-    ``created_at``: when it was created (default now; a restored study keeps its own).
-
-    Inside an organisation that has a team-mode study, ``actor`` must be a member
-    of that organisation (PermissionDenied otherwise, and nothing is written);
-    in local mode anyone may (see :func:`evalcore.store.authorize.authorize_organisation_entry`).
-    Over an existing corpus, ``actor`` must be allowed by the corpus's owner
-    (:func:`evalcore.store.authorize.authorize_study_over_corpus`); a new corpus
-    is registered with the study's organisation as its owner.
-    """
+    """Create a study; an existing one of the same id is an error, never overwritten.
+    ``created_at``: default now (a restored study keeps its own). Inside an organisation with a
+    team-mode study ``actor`` must be its member
+    (:func:`evalcore.store.authorize.authorize_organisation_entry`); over an existing corpus
+    allowed by its owner (:func:`evalcore.store.authorize.authorize_study_over_corpus`). A new
+    corpus is registered with the study's organisation as owner. PermissionDenied writes nothing."""
     with write_transaction(db):
         authorize_organisation_entry(db, org_id=study.org_id, study_id=study.study_id,
                                      actor=actor, what=f"create study {study.study_id!r}")
@@ -64,10 +56,8 @@ def add_queries(
     *,
     actor: str | None = None,
 ) -> int:
-    """Insert or update query texts; returns how many were written.
-
-    In a team-mode study ``actor`` needs the lead role (:func:`evalcore.store.authorize.authorize`).
-    """
+    """Insert or update query texts; return how many were written. In a team-mode study
+    ``actor`` needs the lead role."""
     get_study(db, study_id)
     rows = [[study_id, q.query_id, q.text] for q in queries]
     with write_transaction(db):

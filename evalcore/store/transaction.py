@@ -1,28 +1,16 @@
 """Writing to the store safely: every write runs inside ``BEGIN IMMEDIATE``.
 
-Two writers queue instead of failing half-way. A nested
-:func:`write_transaction` is a savepoint (``db.atomic()``): a failure inside it
-that the caller catches rolls back only the nested part.
+Two writers queue instead of failing half-way; a nested :func:`write_transaction` is a
+savepoint (``db.atomic()``). SQLite's busy handler sleeps ever longer between tries, so
+:func:`begin_immediate` turns it off and tries again every :data:`POLL_S` (jittered) until
+the busy timeout has passed: a waiter gets the lock soon after its release.
 
-Waiting for the write lock (:func:`begin_immediate`): SQLite's busy handler sleeps ever
-longer between tries, so a waiter may get the lock long after its release; for ``BEGIN
-IMMEDIATE`` alone it is turned off and the begin tried again every :data:`POLL_S` or so
-(jittered, so waiters do not retry in step) until the busy timeout has passed.
-
-On PostgreSQL the same rule holds: a write transaction is ``BEGIN`` and then
-``pg_advisory_xact_lock`` on one constant key (:data:`WRITE_LOCK_KEY`), so writers
-take turns exactly as SQLite's single write lock makes them (no lost or doubled
-label between processes), waiting up to the connection's ``lock_timeout``; a read
-snapshot is ``BEGIN ISOLATION LEVEL REPEATABLE READ``.
-
-A short write that every click waits for (a label) asks for ``batched=True``: on
-PostgreSQL each statement is a client round trip made while the lock is held, so
-the statements are batched (:meth:`evalcore.store.postgres.PgConnection.batched`):
-``BEGIN`` and the lock travel with the first statement whose rows are read, and the
-statements whose results are not read before the end travel with the ``COMMIT``. The
-writer reads rows (or a rowcount) as late as it can: a statement sent before another's
-rows are read shares their round trip. SQLite runs the same statements as written
-(in-process: no round trips).
+On PostgreSQL a write transaction is ``BEGIN`` and ``pg_advisory_xact_lock`` on one key
+(:data:`WRITE_LOCK_KEY`), so writers take turns as under SQLite's single write lock; a read
+snapshot is ``BEGIN ISOLATION LEVEL REPEATABLE READ``. A short write every click waits for
+(a label) asks for ``batched=True``: its statements travel in few round trips while the
+lock is held (:meth:`evalcore.store.postgres.PgConnection.batched`), the writer reading rows
+as late as it can; SQLite runs the same statements as written.
 """
 
 import random
@@ -40,11 +28,8 @@ from evalcore.store import dialect
 @contextmanager
 def write_transaction(db: sqlite_utils.Database, *, batched: bool = False
                       ) -> Iterator[sqlite_utils.Database]:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT``; any exception rolls everything back.
-
-    Nested use joins the outer transaction through a savepoint. ``batched``: few round
-    trips on PostgreSQL (see the module docstring).
-    """
+    """``BEGIN IMMEDIATE`` ... ``COMMIT``; any exception rolls everything back. Nested use
+    joins the outer transaction through a savepoint; ``batched``: see the module docstring."""
     if db.conn.in_transaction:
         if dialect.is_postgres(db):  # joined from a read snapshot too: writes still take turns
             db.conn.raw.execute(_TAKE_WRITE_LOCK)
@@ -93,9 +78,8 @@ _TAKE_WRITE_LOCK = f"SELECT pg_advisory_xact_lock({WRITE_LOCK_KEY})"
 
 
 def begin_immediate(conn: sqlite3.Connection) -> None:
-    """``BEGIN IMMEDIATE``, trying every ~:data:`POLL_S` while another writer holds the lock,
-    for as long as the connection's busy timeout (see the module docstring); the last
-    busy error is raised. On PostgreSQL: ``BEGIN`` and the advisory write lock."""
+    """``BEGIN IMMEDIATE`` (see the module docstring; the last busy error is raised). On
+    PostgreSQL: ``BEGIN`` and the advisory write lock."""
     if dialect.is_postgres(conn):
         conn.know_schema()
         try:  # one round trip for both (a simple query: no parameters)
@@ -131,14 +115,9 @@ def in_transaction(db: sqlite_utils.Database) -> bool:
 
 @contextmanager
 def read_snapshot(db: sqlite_utils.Database) -> Iterator[sqlite_utils.Database]:
-    """``BEGIN`` ... ``COMMIT``: one consistent read view for several reads.
-
-    Call it outside any transaction; it ends (``COMMIT``) whatever happens inside. The
-    engine refuses a write inside it (a read-only transaction; on SQLite ``query_only``):
-    a write made from reads of an older view could undo another writer's work, and the
-    engines would not agree on when (SQLite refuses the write only if another writer
-    committed since the view was taken).
-    """
+    """``BEGIN`` ... ``COMMIT`` (outside any transaction): one consistent read view for
+    several reads. A write inside is refused: made from an older view it could undo another
+    writer's work, and the engines would not agree on when."""
     if dialect.is_postgres(db.conn):
         db.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY")
         try:
@@ -162,14 +141,9 @@ is_busy = dialect.is_busy
 
 
 def retry_busy(write: Callable[[], T], *, attempts: int = 3, backoff_s: float = 0.25) -> T:
-    """Run ``write`` (a whole write transaction); on a busy store, try again with backoff.
-
-    Each attempt already waits up to the busy timeout for the lock; a write that
-    still finds the store busy is retried ``attempts - 1`` more times (waiting
-    ``backoff_s``, then twice that, ...). The last busy error is raised: the
-    caller says the write was not saved and keeps what the person typed. A
-    write transaction that fails is rolled back, so a retry never writes twice.
-    """
+    """Run ``write`` (a whole write transaction, rolled back when it fails: a retry never
+    writes twice); on a busy store try again ``attempts - 1`` times, waiting ``backoff_s``,
+    then twice that, ... The last busy error is raised (the caller keeps what was typed)."""
     for attempt in range(attempts):
         try:
             return write()

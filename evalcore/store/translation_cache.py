@@ -1,24 +1,15 @@
-"""The PostgreSQL translations of the store's SQL kept between processes: a SQLite file in
-the cache folder (:func:`evalcore.io.cache_folder.cache_folder`, ``sql-translations``).
+"""The PostgreSQL translations of the store's SQL kept between processes (a fresh process
+would otherwise parse every statement again with sqlglot): a SQLite file in the cache
+folder (:func:`evalcore.io.cache_folder.cache_folder`), read once on the first lookup.
 
-A fresh process (a new app server, a CLI command) would otherwise parse every statement
-it runs with sqlglot once more. :class:`TranslationCache` reads the file's translations
-once, on the first lookup, and adds each new one as it is made.
+Every entry belongs to a *namespace*: a hash of everything a translation depends on
+besides the SQL text (this code, sqlglot's version, the indexes ``INDEXED BY`` may name), so
+no old translation is served; other namespaces' entries are dropped when one starts. An
+entry whose checksum (of namespace, SQL and translation) does not match is never used; a
+file that is not a database is started anew. Nothing here raises: the cache only saves work.
 
-Every entry belongs to a *namespace*: a hash of everything a translation is a function
-of besides the SQL text (the translating module's source, sqlglot's version, the
-indexes ``INDEXED BY`` may name), so a changed rewrite or another sqlglot never serves
-an old translation; entries of other namespaces are dropped when a namespace starts.
-Each entry carries a hash of its namespace, SQL and translation, checked on reading: an
-entry that does not match is never used. A file that is not a readable database is
-removed and started anew; a folder that cannot be written only means translating again.
-Nothing here raises: the cache can only save work.
-
-Several processes share the file: SQLite's write-ahead log and busy timeout keep it
-whole, an entry is added with ``INSERT OR IGNORE`` (two processes adding the same one
-agree), and a write that waits too long is skipped. The folder is 0700, the file 0600
-(it holds only the store's own SQL, but is the owner's like the rest of the folder).
-"""
+Processes share the file (write-ahead log, busy timeout, ``INSERT OR IGNORE``; a write
+that waits too long is skipped). The folder is 0700, the file 0600."""
 
 import hashlib
 import os
@@ -60,10 +51,8 @@ def checksum(namespace: str, sql: str, translated: str) -> str:
 
 
 class TranslationCache:
-    """One process's view of the file: ``get`` a translation, ``put`` a new one.
-
-    ``namespace`` is called on the first lookup (and again after :meth:`reset`): the key
-    of everything besides the SQL text that the translations depend on."""
+    """One process's view of the file: ``get`` a translation, ``put`` a new one. ``namespace`` is
+    called on the first lookup (and after :meth:`reset`)."""
 
     def __init__(self, namespace: Callable[[], str], path: Callable[[], Path] = cache_path):
         self._namespace_of = namespace

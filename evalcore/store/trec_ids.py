@@ -1,15 +1,12 @@
 """Which ids a TREC file cannot hold, and the facts the store keeps about them.
 
-A TREC file splits its fields on whitespace and reads a line starting with '#' as a
-comment, so its exports (:mod:`evalcore.store.exports`) refuse an empty id, an id holding
-whitespace (:data:`TREC_SPACE`) and a query id starting with '#'. Whether a stored run or
-a study's label events hold such an id (a *suspect*, which the export itself then judges)
-is recorded when they are written, so the Data page reads a fact instead of every row:
-``runs.trec_suspect`` (:func:`record_run_suspects`, as each chunk of a run's results is
-written) and ``label_id_suspects`` (a trigger on every label event insert, whose condition
-mirrors :data:`TREC_SPACE` code point by code point: ``schema._TREC_SPACE_CODES``, checked by
-the tests).
-"""
+A TREC file splits fields on whitespace and reads a line starting with '#' as a comment,
+so its exports (:mod:`evalcore.store.exports`) refuse an empty id, an id holding whitespace
+(:data:`TREC_SPACE`) and a query id starting with '#'. Whether a run or a study's label
+events hold such an id (a *suspect*, which the export then judges) is recorded as they are
+written, so the Data page reads a fact instead of every row: ``runs.trec_suspect``
+(:func:`record_run_suspects`) and ``label_id_suspects`` (a trigger on label event inserts,
+mirroring :data:`TREC_SPACE` by code point: ``schema._TREC_SPACE_CODES``, checked by tests)."""
 
 import re
 from collections.abc import Iterable, Sequence

@@ -1,20 +1,16 @@
-"""The per-study unit dictionary: every unit id a stored run of a study returned
-has a dense integer code, and each packed ranking holds its units' codes.
+"""The per-study unit dictionary: every unit id a stored run of a study returned has a dense
+integer code, and each packed ranking holds its units' codes.
 
-* ``study_units`` maps (study, code) <-> unit id. Codes are 0, 1, 2, ... in the order the
-  units were first written; a code is assigned when a run is written
-  (:func:`assign_unit_codes`, inside the writer's transaction) and never changed, reused
-  or deleted (append-only; only a staged study's discard deletes its dictionary). So the
-  same code is the same unit id of the study for as long as the store lives.
-* ``run_rankings.unit_codes`` holds each ranking's codes, best first, as a little-endian
-  int32 BLOB beside the JSON ``unit_ids`` (which other readers keep using).
+* ``study_units``: (study, code) <-> unit id. Codes are 0, 1, 2, ... in first-written order,
+  assigned when a run is written (:func:`assign_unit_codes`) and never changed, reused or
+  deleted (append-only; only a staged study's discard deletes its dictionary).
+* ``run_rankings.unit_codes``: each ranking's codes, best first, as a little-endian int32
+  BLOB beside the JSON ``unit_ids``.
 
 Readers pack rankings with numpy (:func:`run_ranking_codes`, then
-:meth:`ObservationBatch.from_unit_codes <evalcore.compute.batch.ObservationBatch.from_unit_codes>`,
-the one constructor every stored run is packed with)
-and name only the few units a page shows (:class:`UnitNamer`). A label on a unit no run
-returned has no code: it can never match a returned position.
-"""
+:meth:`ObservationBatch.from_unit_codes <evalcore.compute.batch.ObservationBatch.from_unit_codes>`)
+and name only the units a page shows (:class:`UnitNamer`). A label on a unit no run
+returned has no code: it can never match a returned position."""
 
 import json
 import sqlite3
@@ -57,14 +53,10 @@ def unit_codes_of(study: Study, unit_ids: Iterable[str]) -> dict[str, int]:
 def _code_table(
     db: sqlite_utils.Database, study_id: str, unit_ids: Sequence[str]
 ) -> tuple[dict[str, int], int]:
-    """unit id -> code of (at least) those of ``unit_ids`` that have one, and the size of
-    the study's dictionary.
-
-    Asked for at least a :data:`_WHOLE`-th of the dictionary, it is read whole (two JSON
-    arrays, paired by position). Otherwise one statement looks each id up in the
-    ``(study_id, unit_id)`` index by a correlated subquery: a join or an ``IN`` list lets
-    PostgreSQL, whose statistics lag behind a growing dictionary, scan it whole inside the
-    import's write lock."""
+    """unit id -> code of (at least) those of ``unit_ids`` that have one, and the dictionary's
+    size. Asked for a :data:`_WHOLE`-th of it or more, the dictionary is read whole; else each
+    id is looked up in the index by a correlated subquery (a join or an ``IN`` list lets
+    PostgreSQL, whose statistics lag behind a growing dictionary, scan it inside the write lock)."""
     size = int(db.conn.execute("SELECT coalesce(max(unit_code) + 1, 0) FROM study_units "
                                "WHERE study_id = ?", [study_id]).fetchone()[0])  # codes are dense
     if size <= _WHOLE * len(unit_ids):
@@ -82,10 +74,8 @@ def _code_table(
 def assign_unit_codes(
     db: sqlite_utils.Database, study_id: str, unit_ids: Sequence[str]
 ) -> list[int]:
-    """The code of each of ``unit_ids``, in order, giving the units without one the next
-    codes in first-seen order (inside the caller's write transaction). Looked up in one
-    pass of the driver's ``map``, rather than a dict of the distinct units filtered, then
-    looked up."""
+    """The code of each of ``unit_ids``, in order, giving the units without one the next codes in
+    first-seen order (inside the caller's write transaction)."""
     if not unit_ids:
         return []
     table, start = _code_table(db, study_id, unit_ids)  # new codes follow the last one
@@ -101,9 +91,7 @@ def assign_unit_codes(
 
 def permitted_unit_codes(study: Study, protocol: str) -> np.ndarray | None:
     """The sorted codes of a pinned protocol's documents that have one (a document no run
-    returned has none and cannot be at a returned position); None when the study has no
-    protocol of that name (nothing is pinned). One statement: the protocol joined to its
-    documents and their codes."""
+    returned cannot be at a returned position); None when the study has no such protocol."""
     rows = study.db.conn.execute(
         "SELECT u.unit_code FROM protocols r "
         "LEFT JOIN protocol_documents p ON p.study_id = r.study_id AND p.protocol = r.name "
@@ -167,8 +155,7 @@ def _small_dictionary(conn: sqlite3.Connection, study_id: str) -> dict[int, str]
 def _names(conn: sqlite3.Connection, study_id: str, codes: Iterable[int], *,
            whole: bool = False) -> dict[int, str]:
     """code -> unit id of ``codes``; ``whole``: every name of a dictionary of at most
-    :data:`_WHOLE_NAMES` codes (a namer's first read: its later calls then need no
-    reopening of the store, which costs a connection on PostgreSQL)."""
+    :data:`_WHOLE_NAMES` codes (a namer's first read: its later calls open nothing)."""
     wanted = sorted(set(map(int, codes)))
     if len(wanted) > 10_000:
         return dict(conn.execute("SELECT unit_code, unit_id FROM study_units WHERE study_id = ?",
@@ -187,13 +174,9 @@ def _names(conn: sqlite3.Connection, study_id: str, codes: Iterable[int], *,
 class UnitNamer:
     """Names codes of one study's dictionary when asked (codes -> unit ids, in order).
 
-    It keeps no connection of a store file open: each read opens the file read-only (a
-    PostgreSQL store: a connection to its URL) and closes it (a state that outlives the
-    connection it was built with, e.g. one built on a background thread's connection, or
-    one a command closed, still names its units). An in-memory store is read
-    through the connection it was made with. Names read are kept (a code never changes); a
-    small dictionary is read whole at the first read, so later calls open nothing.
-    """
+    Each read opens the store read-only and closes it, so a namer outliving the connection it
+    was built with still names its units (an in-memory store: read through that connection).
+    Names read are kept (a code never changes); a small dictionary is read whole at first."""
 
     def __init__(self, study: Study) -> None:
         self.study_id = study.study_id
@@ -209,10 +192,9 @@ class UnitNamer:
         return [names[c] for c in np.asarray(codes).tolist()]
 
     def read_small(self, study: Study) -> None:
-        """Read a small dictionary (at most :data:`_WHOLE_NAMES` codes) whole now, through
-        the handle's connection, if no name was read yet: a state about to name its units
-        (the dashboard's blocking list) then opens no connection of its own (on PostgreSQL,
-        a new server connection). One statement; a larger dictionary reads nothing."""
+        """Read a small dictionary (at most :data:`_WHOLE_NAMES` codes) whole now through the handle's
+        connection, if nothing was read yet: a state about to name its units then opens no
+        connection of its own. A larger dictionary reads nothing."""
         if self._names or study.study_id != self.study_id:
             return
         self._names.update(_small_dictionary(study.db.conn, self.study_id))
@@ -238,9 +220,9 @@ class UnitNamer:
 
 
 def backfill_unit_codes(db: sqlite_utils.Database) -> None:
-    """Schema v15's backfill (inside the migration's transaction): give every unit of every
-    packed ranking a code (per study: runs in id order, queries in key order, ranks in
-    order), then every other labeled unit, and write each ranking's and label event's codes."""
+    """Schema v15's backfill (inside the migration's transaction): a code for every unit of every
+    packed ranking (per study: runs, queries, ranks in order), then for every other labeled
+    unit, and each ranking's and label event's codes written."""
     for (study_id,) in db.conn.execute("SELECT study_id FROM studies ORDER BY rowid").fetchall():
         codes: dict[str, int] = {}
         for (run_id,) in db.conn.execute(
@@ -269,10 +251,9 @@ def backfill_unit_codes(db: sqlite_utils.Database) -> None:
 
 
 def backfill_packed_rankings(db: sqlite_utils.Database) -> None:
-    """Schema v21's backfill (inside the migration's transaction): every run that holds
-    results but no packed ranking (stored before schema v7) gets one ``run_rankings`` row per
-    query, as the run writer writes them (JSON unit ids and scores, best first, and the
-    units' codes; new codes in run, query and rank order)."""
+    """Schema v21's backfill (inside the migration's transaction): every run with results but no
+    packed ranking (stored before v7) gets its ``run_rankings`` rows as the run writer writes
+    them (new codes in run, query and rank order)."""
     runs = db.conn.execute(
         "SELECT u.run_id, u.study_id FROM runs u WHERE EXISTS (SELECT 1 FROM results r "
         "WHERE r.run_id = u.run_id) AND NOT EXISTS (SELECT 1 FROM run_rankings p "

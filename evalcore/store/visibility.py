@@ -1,15 +1,9 @@
 """The access rule of a retrieval protocol as SQL: which documents of a corpus it may see.
 
-A document is visible when it belongs to the corpus, its ``owner_org`` is one
-of the protocol's organisations (documents without an owner are never
-visible), and it was created at or before the cutoff.
-
-Creation times are compared as instants, not as strings: the store writes
-``2026-06-30T00:00:00Z`` without fractional seconds and
-``2026-06-30T00:00:00.5Z``-style values with six digits, and a plain string
-comparison would put ``...00.500000Z`` *before* ``...00Z``. Both sides are
-normalised to the six-digit form first.
-"""
+A document is visible when it belongs to the corpus, its ``owner_org`` is one of the
+protocol's organisations (an unowned one never is) and it was created at or before the
+cutoff. Times are compared as instants: both sides are normalised to six fractional digits
+first (as strings, ``...00.500000Z`` would sort before ``...00Z``)."""
 
 import json
 from collections.abc import Iterable
@@ -34,13 +28,9 @@ def cutoff_key(cutoff: datetime) -> str:
 
 @dataclass(frozen=True)
 class Visibility:
-    """A corpus, an optional organisation set and an optional cutoff, as SQL.
-
-    ``where`` is a condition over the ``documents`` table aliased ``d`` and
-    ``params`` its named parameters. ``organisations=None`` and ``cutoff=None``
-    mean "no restriction" (used by the interactive search box only; a pinned
-    protocol always has both).
-    """
+    """A corpus, an optional organisation set and an optional cutoff, as SQL: ``where`` over
+    ``documents`` aliased ``d``, ``params`` its named parameters. None means no restriction (the
+    search box only; a pinned protocol always has both)."""
 
     corpus_id: str
     organisations: tuple[str, ...] | None = None

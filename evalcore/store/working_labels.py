@@ -1,12 +1,11 @@
 """The working reference of a whole study read as columns of unit codes (one SQL pass).
 
-:func:`label_columns` reads one row per query (its label events concatenated by SQLite).
-A query whose every unit has exactly one event, a label with a unit code, needs no rule:
-it is kept as numpy columns of codes and gains, its gain map made only when read
-(:attr:`WorkingLabels.gains`); the other queries are resolved by the rules
-(:func:`evalcore.store.resolution.working_labels` reads both). :func:`gathered_labels`
-gathers the labels of a query set from the columns without making a gain map.
-"""
+:func:`label_columns` reads one row per query (its label events concatenated). A query
+whose every unit has exactly one event, a label with a unit code, needs no rule: it is kept
+as numpy columns of codes and gains (its gain map made only when read,
+:attr:`WorkingLabels.gains`); the others are resolved by the rules
+(:func:`evalcore.store.resolution.working_labels`). :func:`gathered_labels` gathers a query
+set's labels from the columns without making gain maps."""
 
 from __future__ import annotations
 

@@ -19,7 +19,6 @@ import evalcore
 from evalcore.compute.evaluate import evaluate as compute_evaluate
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.io.errors import InputErrors
-from evalcore.io.ranked import ranked_from_dicts
 from evalcore.io.text_lines import decode_source
 from evalcore.io.trec import parse_qrels, parse_run
 from evalcore.io.trec_eval_scope import scope_of_ids
@@ -111,6 +110,11 @@ def test_every_in_memory_form_gives_the_observation_paths_report(
         ),
         (prepared, run),
         (prepared, frame(run, "score")),
+        # gains stored as floats (as pandas stores an integer column with gaps) and in a dict
+        (frame(qrels, "relevance").astype({"relevance": float}), frame(run, "score")),
+        (frame(qrels, "relevance").astype({"relevance": float}), run),
+        (pa.Table.from_pandas(frame(qrels, "relevance").astype({"relevance": float})), run),
+        ({q: {d: float(g) for d, g in docs.items()} for q, docs in qrels.items()}, run),
     ]:
         same(evalcore.evaluate(q, r, **options), expected)
     same(prepared.evaluate(run, **options), expected)
@@ -178,6 +182,9 @@ def test_prepared_qrels_are_checked_at_the_edge_with_the_readers_messages(tmp_pa
     assert from_file.evaluate({"q1": {"a": 1.0}}, measures=["P@1"]).aggregates["P@1"] == 1.0
     with pytest.raises(ValueError, match=r"give it to evalcore.Qrels\(..., gain_map=...\)"):
         evalcore.evaluate(from_file, {"q1": {"a": 1.0}}, measures=["P@1"], gain_map={9: 4})
+    table_run = pd.DataFrame({"query_id": ["q1"], "doc_id": ["a"], "score": [1.0]})
+    with pytest.raises(ValueError, match=r"give it to evalcore.Qrels\(..., gain_map=...\)"):
+        evalcore.evaluate(from_file, table_run, measures=["P@1"], gain_map={9: 4})
 
 
 def test_run_tables_name_the_wrong_row_and_column():
@@ -191,6 +198,26 @@ def test_run_tables_name_the_wrong_row_and_column():
     ]
 
 
+def test_a_qrels_table_with_a_missing_gain_names_that_row_and_evaluates_once_dropped():
+    qrels = pd.DataFrame(
+        {"query_id": ["q1"] * 3, "doc_id": ["a", "b", "c"], "relevance": [2, None, 0]}
+    )
+    run = pd.DataFrame({"query_id": ["q1"] * 2, "doc_id": ["c", "a"], "score": [2.0, 1.0]})
+    for make in (
+        lambda: evalcore.evaluate(qrels, run, measures=["P@2"]),
+        lambda: evalcore.Qrels(qrels),
+    ):
+        with pytest.raises(InputErrors) as exc:
+            make()
+        assert [str(e) for e in exc.value.errors] == [
+            "qrels (DataFrame): row 1 (relevance): gain is missing, got nan "
+            "(give it a gain 0..4 or leave the row out)"
+        ]
+    dropped = qrels.dropna()
+    assert evalcore.evaluate(dropped, run, measures=["RR@2"]).aggregates["RR@2"] == 0.5
+    assert evalcore.Qrels(dropped).judged.gains_of == {"q1": {"a": 2, "c": 0}}
+
+
 def test_numpy_gains_and_scores_in_dicts_are_numbers():
     qrels = {"q1": {"a": np.int64(2), "b": np.int8(0)}}
     run = {"q1": {"a": np.float32(0.5), "b": np.float64(1.5)}}
@@ -198,10 +225,12 @@ def test_numpy_gains_and_scores_in_dicts_are_numbers():
     assert result.aggregates["RR@2"] == 0.5
 
 
-def test_the_column_reader_takes_clean_tables_and_leaves_the_rest_to_the_general_path():
-    """Clean tables are read as columns (no Python object per row); a table the words
-    cannot hold exactly, or a wrong one, goes to the general path, which names the row."""
-    from evalcore.io.trec_mappings import table_trec_input
+def test_a_table_is_read_once_joined_as_columns_when_clean_and_named_row_by_row_when_wrong():
+    """Clean tables are joined as columns (no Python object per row); one the words cannot
+    hold (a NUL) is joined as Python rows; a wrong one is named by its rows."""
+    from evalcore.io.ranked import PackedUnits
+    from evalcore.io.trec import WordUnits
+    from evalcore.io.trec_mappings import table_input
 
     qrels = pd.DataFrame(
         {"query_id": ["q1", "q1", "q2"], "doc_id": ["a", "b", "c"], "relevance": [2, 0, 1]}
@@ -214,24 +243,28 @@ def test_the_column_reader_takes_clean_tables_and_leaves_the_rest_to_the_general
         }
     )
     protocol = EvalProtocol()
-    taken = table_trec_input(qrels, run, 2, complete=False, protocol=protocol)
-    assert taken is not None and list(taken.batch.top_units) == [["x", "a"], ["c"], ["z"]]
+    taken = table_input(qrels, run, 2, complete=False, protocol=protocol)
+    assert isinstance(taken.batch.top_units, WordUnits)
+    assert list(taken.batch.top_units) == [["x", "a"], ["c"], ["z"]]
     prepared = evalcore.Qrels(qrels)
-    assert (
-        table_trec_input(
-            prepared.judged.words, pa.Table.from_pandas(run), 2, complete=False, protocol=protocol
-        )
-        is not None
+    taken = table_input(
+        prepared.judged, pa.Table.from_pandas(run), 2, complete=False, protocol=protocol
     )
+    assert isinstance(taken.batch.top_units, WordUnits)
+    nul = table_input(
+        qrels, run.assign(doc_id=["c", "a", "x\0y", "z"]), 2, complete=False, protocol=protocol
+    )
+    assert isinstance(nul.batch.top_units, PackedUnits)
+    assert list(nul.batch.top_units) == [["x\0y", "a"], ["c"], ["z"]]
     for odd_run in (
-        run.assign(doc_id=["c", "a", "", "z"]),  # empty ID: the general path names it
-        run.assign(doc_id=["c", "a", "x\0y", "z"]),  # NUL: words cannot hold it
+        run.assign(doc_id=["c", "a", "", "z"]),
         run.assign(score=[1.0, float("nan"), 2.0, 0.5]),
         run.assign(doc_id=["c", "a", None, "z"]),
     ):
-        assert table_trec_input(qrels, odd_run, 2, complete=False, protocol=protocol) is None
+        with pytest.raises(InputErrors, match=r"run \(DataFrame\): row [12] "):
+            table_input(qrels, odd_run, 2, complete=False, protocol=protocol)
     repeated = pd.concat([qrels, qrels.iloc[:1]])  # the file rules' notes, naming the rows
-    taken = table_trec_input(repeated, run, 2, complete=False, protocol=protocol)
+    taken = table_input(repeated, run, 2, complete=False, protocol=protocol)
     assert taken.notes == [
         "qrels (DataFrame):4: query q1 doc a repeats line 1 with the same gain 2; counted once"
     ]
@@ -254,9 +287,8 @@ def test_the_column_reader_takes_clean_tables_and_leaves_the_rest_to_the_general
     ).filter(lambda r: any(r.values())),
     st.integers(0, 10),
 )
-def test_dict_runs_ranked_in_bulk_are_the_general_readers_rankings_held_to_a_depth(run, depth):
-    fast, general = ranked_from_dicts(run, depth), ranked_from_mapping(run)
-    assert fast is not None
+def test_dict_runs_held_to_a_depth_are_their_whole_rankings_cut_at_that_depth(run, depth):
+    fast, general = ranked_from_mapping(run, depth=depth), ranked_from_mapping(run)
     assert fast.tied_score_pairs == general.tied_score_pairs  # over whole rankings
     want = {q: ranking[:depth] if depth else ranking for q, ranking in general.rankings().items()}
     assert fast.rankings() == want
@@ -264,11 +296,12 @@ def test_dict_runs_ranked_in_bulk_are_the_general_readers_rankings_held_to_a_dep
     assert fast.order is not None and fast.order.size == sum(map(len, want.values()))
 
 
-def test_dict_runs_of_many_lengths_rank_in_one_sort_as_the_general_reader_does():
+def test_dict_runs_of_many_lengths_rank_in_one_sort_as_the_file_reader_does():
     run = {f"q{i}": {f"d{j}": float(j % 3) for j in range(i + 1)} for i in range(80)}
-    fast, general = ranked_from_dicts(run, 0), ranked_from_mapping(run)
-    assert fast is not None and fast.rankings() == general.rankings()
-    assert fast.tied_score_pairs == general.tied_score_pairs > 0
+    text = "".join(f"{q} Q0 {d} 1 {s!r} t\n" for q, docs in run.items() for d, s in docs.items())
+    as_file, as_dict = parse_run(decode_source(text.encode(), "run.txt")), ranked_from_mapping(run)
+    assert as_dict.rankings() == as_file.doc_ids
+    assert as_dict.tied_score_pairs == as_file.tied_score_pairs > 0
 
 
 @pytest.mark.parametrize(
@@ -286,5 +319,13 @@ def test_dict_runs_of_many_lengths_rank_in_one_sort_as_the_general_reader_does()
         {"q1": {}},
     ],
 )
-def test_dict_runs_with_anything_unusual_go_to_the_general_reader(run):
-    assert ranked_from_dicts(run, 5) is None
+def test_dict_runs_with_anything_unusual_are_named_or_read_alike_at_any_depth(run):
+    try:
+        whole = ranked_from_mapping(run)
+    except InputErrors as error:
+        with pytest.raises(InputErrors) as held:
+            ranked_from_mapping(run, depth=1)
+        assert [str(e) for e in held.value.errors] == [str(e) for e in error.errors]
+        return
+    held = ranked_from_mapping(run, depth=1)
+    assert held.rankings() == {q: ranking[:1] for q, ranking in whole.rankings().items()}

@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pytest
 from click.testing import CliRunner
@@ -247,3 +248,45 @@ def test_the_public_names_and_a_cheap_import():
     assert out.stdout.strip() == "[]"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "['numpy']"  # evaluate needs numpy, not pandas
+
+
+@pytest.mark.parametrize(
+    ("gain_map", "named"),
+    [
+        ({2: 1.5}, "not 2: 1.5"),  # was cut to gain 1 without a word
+        ({2: "1"}, "not 2: '1'"),  # was a TypeError from deep inside the reader
+        ({2: None}, "not 2: None"),
+        ({"2": 1}, "not '2': 1"),  # was ignored: no gain is the text '2'
+        ({True: 1}, "not True: 1"),
+        ("2:1", "not the text '2:1'"),  # the command line's form: was an AttributeError
+        ([(2, 1)], "got list"),
+    ],
+)
+def test_a_gain_map_that_does_not_map_gains_to_0_4_is_refused_by_name(gain_map, named):
+    qrels, run = {"q1": {"a": 2, "b": 0}}, {"q1": {"a": 2.0, "b": 1.0}}
+    for call in (lambda: evalcore.evaluate(qrels, run, measures=["nDCG@2"], gain_map=gain_map),
+                 lambda: evalcore.Qrels(qrels, gain_map=gain_map)):
+        with pytest.raises(ValueError, match="gain_map") as caught:
+            call()
+        assert named in str(caught.value) and "e.g. gain_map={-1: 0, 5: 4}" in str(caught.value)
+    # numpy numbers and decimal gains (as --gain-map takes them) are gains
+    mapped = evalcore.evaluate(qrels, run, measures=["P@1"], gain_map={np.int64(2): np.int8(1),
+                                                                        0.5: 1})
+    assert mapped.aggregates["P@1"] == 1.0
+
+
+def test_numpy_integers_are_integers_and_a_cutoff_past_the_deepest_is_named():
+    qrels, run = {"q1": {"a": 2, "b": 1}}, {"q1": {"a": 2.0, "b": 1.0}}
+    # k and relevance_threshold read from a DataFrame or numpy config are numpy integers:
+    # both used to be refused as "not an integer"
+    as_python = evalcore.evaluate(qrels, run, measures=["P"], k=2, relevance_threshold=2)
+    as_numpy = evalcore.evaluate(qrels, run, measures=["P"], k=np.int64(2),
+                                 relevance_threshold=np.int64(2))
+    assert as_numpy.aggregates == as_python.aggregates == {"P": 0.5}
+    # past 2^63 - 1 (docs/input-limits.md): named, not "Python int too large to convert"
+    with pytest.raises(ValueError, match=r"k must be an integer >= 1 and at most 9223372036854775807"):
+        evalcore.evaluate(qrels, run, measures=["P"], k=2**70)
+    with pytest.raises(UnknownMeasure, match="deeper than the deepest cutoff 9223372036854775807"):
+        evalcore.evaluate(qrels, run, measures=[f"P@{2**63}"])
+    result = CliRunner().invoke(main, ["evaluate", "--qrels", "x", "--run", "y", "-m", f"P@{2**63}"])
+    assert result.exit_code == 2 and "deeper than the deepest cutoff" in result.output

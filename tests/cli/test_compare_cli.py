@@ -80,6 +80,9 @@ def test_json_has_decision_queue_and_tests_with_exclusions(demo_db) -> None:
     (["--runs", "bm25-plain", "-m", "P@5"], "two different run names"),
     (["--runs", "bm25-plain,nope", "-m", "P@5"], "no run 'nope'"),
     (["--runs", RUNS, "-m", "P@zero"], "unknown measure"),
+    # the demo's runs are stored to depth 10: ranks 11..20 were never retrieved, not empty
+    (["--runs", RUNS, "-m", "P@5", "-m", "P@20"],
+     "run 'bm25-plain' was stored to depth 10; P@20 would need ranks that were never retrieved"),
 ])
 def test_bad_input_is_exit_2_with_a_message(demo_db, args, message) -> None:
     result = _compare("--db", demo_db, "--study", "demo", *args)

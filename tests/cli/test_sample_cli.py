@@ -125,6 +125,7 @@ def test_draw_prints_the_units_as_json_lines_in_order(tmp_path, new_store_target
         (["-m", "P@ten"], "-m:"),
         (["-m", "P@10", "--runs", "bm25-plain"], "two different run names"),
         (["-m", "P@10", "--runs", "bm25-plain,nope"], "no run 'nope'"),
+        (["-m", "P@20"], "stored to depth 10; P@20 would need ranks that were never retrieved"),
     ],
 )
 def test_draw_refuses_bad_input_with_a_clear_message(tmp_path, args, message, new_store_target) -> None:

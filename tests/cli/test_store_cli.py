@@ -85,12 +85,29 @@ def test_import_export_freeze_cycle(db, tmp_path):
 
 def test_complete_command_and_labels_csv(db, tmp_path):
     csv_file = tmp_path / "l.csv"
-    csv_file.write_text("query_id,unit_id,gain,annotator\nq1,A,1,ann\n")
+    csv_file.write_text("query_id,unit_id,gain,annotator\nq1,A,1,ann\nq2,B,0,ann\n")
     assert cli("import", "labels-csv", "--db", db, "--study", "s", csv_file,
                "--keep-annotators").exit_code == 0
     result = cli("complete", "--db", db, "--study", "s", "q1", "q2", "--reason", "pooled")
     assert result.exit_code == 0
     assert result.output.startswith("2 query(ies) marked complete")
+
+
+def test_complete_refuses_a_query_the_study_does_not_have(db, tmp_path):
+    # A mistyped id used to be claimed complete and so became a new, empty query of the
+    # study: every comparison's "all queries" then counted it (P@k = 0 for both runs).
+    csv_file = tmp_path / "l.csv"
+    csv_file.write_text("query_id,unit_id,gain,annotator\nq1,A,1,ann\n")
+    assert cli("import", "labels-csv", "--db", db, "--study", "s", csv_file,
+               "--keep-annotators").exit_code == 0
+    before = table_snapshot(open_store(db))
+    result = cli("complete", "--db", db, "--study", "s", "q1", "q1-typo")
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert "no query 'q1-typo' in study 's'" in result.output
+    assert "evalcore queries list --study s" in result.output
+    assert table_snapshot(open_store(db)) == before  # nothing written, not even q1's claim
+    listed = cli("queries", "list", "--db", db, "--study", "s").stdout.split()
+    assert "q1" in listed and "q1-typo" not in listed
 
 
 @pytest.mark.needs_shared

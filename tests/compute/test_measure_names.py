@@ -122,3 +122,15 @@ def measures(draw):
 def test_parse_of_str_is_the_measure(m):
     assert parse_measure(str(m)) == m
     assert str(parse_measure(str(m))) == str(m)
+
+
+def test_numpy_integers_make_the_measure_the_same_python_integers_make():
+    # Cutoffs and thresholds read from a DataFrame are numpy integers: they were refused as
+    # "cutoff k must be a positive integer, got np.int64(5)".
+    import numpy as np
+
+    made = Measure("P", k=np.int64(5), rel=np.int8(2))
+    assert made == parse_measure("P(rel=2)@5") and str(made) == "P(rel=2)@5"
+    assert type(made.k) is int and type(made.rel) is int
+    with pytest.raises(UnknownMeasure, match="cutoff k must be a positive integer"):
+        Measure("P", k=np.bool_(True))

@@ -178,3 +178,34 @@ def test_beir_corpus_lines_use_the_document_bound(tmp_path: Path) -> None:
 def test_an_archive_row_is_bounded_by_one_escaped_document() -> None:
     limits = ReadLimits(max_document_bytes=MiB)
     assert 6 * MiB < max_row_bytes(limits) < 7 * MiB
+
+
+def test_a_zip_archive_is_named_as_one_wherever_a_text_file_is_read(tmp_path: Path) -> None:
+    # A zipped qrels, run or document file used to be read as text and refused for its
+    # NUL bytes ("save the file as UTF-8 text"), with a field the archive does not have.
+    import zipfile
+
+    from evalcore.contract.evaluation_protocol import EvalProtocol
+    from evalcore.io.trec import files_input
+
+    archive = tmp_path / "qrels.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("qrels.txt", "q1 0 d1 1\n")
+    run = tmp_path / "run.txt"
+    run.write_text("q1 Q0 d1 1 1.0 t\n")
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "a.trec").write_text("<DOC><DOCNO>d1</DOCNO>text</DOC>\n")
+    (folder / "b.zip").write_bytes(archive.read_bytes())
+    empty = tmp_path / "empty.zip"
+    zipfile.ZipFile(empty, "w").close()
+    messages = [
+        _errors(files_input, archive, run, 1, complete=True, protocol=EvalProtocol()),
+        _errors(files_input, run, empty, 1, complete=True, protocol=EvalProtocol()),
+        _errors(read_source, archive.read_bytes(), "upload.qrels"),
+        _errors(read_documents, folder),
+    ]
+    for message, name in zip(messages, [archive, empty, "upload.qrels", folder / "b.zip"],
+                             strict=True):
+        assert f"{name}: is a zip archive" in message, message
+        assert "unzip it and give the file inside" in message and "NUL" not in message

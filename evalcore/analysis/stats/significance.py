@@ -26,9 +26,8 @@ are counted as "at least as extreme" within a small relative tolerance.
 ``df = n - 1``). It is *not computable* with fewer than 2 pairs or when every
 difference is equal (zero variance: t is undefined). ``t = mean(d) / (sd(d) /
 sqrt(n))`` and the p-value is Student's t tail ``2 * stdtr(n - 1, -|t|)`` from
-:mod:`scipy.special` (what ``ttest_rel`` computes; tests compare the two):
-importing :mod:`scipy.stats` costs about a second and a half of start-up, which
-every page and command that compares runs would pay.
+:mod:`scipy.special` (what ``ttest_rel`` computes; tests compare the two), so that
+no page or command that compares runs pays the slow import of :mod:`scipy.stats`.
 """
 
 from collections.abc import Sequence

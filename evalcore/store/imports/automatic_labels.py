@@ -1,18 +1,15 @@
-"""Import automatic judgments (an LLM judge's output, a model's, a heuristic's) under a source.
+"""Import automatic judgments (an LLM judge's, a model's, a heuristic's) under a source name.
 
-``evalcore import labels PATH --automatic NAME --format qrels|csv|jsonl``. The file is
-read by the human label readers (:func:`evalcore.io.trec.parse_qrels`,
-:func:`evalcore.io.label_rows.parse_labels`:
-every error with file, line and field, gain maps, compressed files) and then checked as
-one source's judgments: a row of another kind than ``label`` (an undo, an adjudication)
-is refused, a (query, unit) judged twice alike is one label and a warning, judged twice
-differently an error naming both lines; annotator columns are ignored (the source is the
-judge). Unit ids unknown to a non-empty corpus are refused unless ``allow_unknown_ids``.
+``evalcore import labels PATH --automatic NAME --format qrels|csv|jsonl``. Read by the
+human label readers (:func:`evalcore.io.trec.parse_qrels`,
+:func:`evalcore.io.label_rows.parse_labels`), then checked as one source's judgments: a row
+of another kind than ``label`` is refused, a (query, unit) judged twice alike is one label
+and a warning, differently an error naming both lines; annotator columns are ignored. Unit
+ids unknown to a non-empty corpus are refused unless ``allow_unknown_ids``.
 
 The labels are written apart from the human ones (:mod:`evalcore.store.automatic_labels`:
-staged, then published with one audit entry; lead-only): they never become label events,
-so no value, bound, verdict or completeness changes, and no query is reopened.
-"""
+staged, published with one audit entry; lead-only): no value, bound, verdict or
+completeness changes, and no query is reopened."""
 
 from __future__ import annotations
 

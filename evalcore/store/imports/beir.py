@@ -1,20 +1,17 @@
 """Import a BEIR folder: documents, queries (with their text) and qrels judgments.
 
 Parsing: :mod:`evalcore.io.beir`. Documents go into the study's corpus (one with other
-content is updated, changing its content hash: a warning counts them); queries are added
-with their text; each ``qrels/<split>.tsv`` becomes label events by ``beir:<split>``. A
-judgment naming a query or document neither in the folder nor in the store is an error
-unless ``allow_unknown_ids``; ``complete=True`` declares every judged query complete.
+content is updated: a warning counts them); queries are added with their text; each
+``qrels/<split>.tsv`` becomes label events by ``beir:<split>``. A judgment naming a query or
+document neither in the folder nor in the store is an error unless ``allow_unknown_ids``;
+``complete=True`` declares every judged query complete.
 
-All or nothing, in bounded memory: ``corpus.jsonl`` is streamed into a scratch file
-(:class:`evalcore.store.staged_documents.StagedDocuments`) while every file is validated;
-every check runs before anything is written and again in the final transaction. Documents
-are written in paced short transactions, invisible until the final transaction publishes
-them with the queries, events and audit row (:mod:`evalcore.store.document_imports`); the
-replaced texts are then deleted in paced chunks (:mod:`evalcore.store.document_replacements`).
-Called inside a transaction, the import cannot attach its scratch file and stays one
-transaction.
-"""
+All or nothing in bounded memory: ``corpus.jsonl`` is streamed into a scratch file
+(:class:`evalcore.store.staged_documents.StagedDocuments`); every check runs before anything
+is written and again in the final transaction, which publishes the documents (written
+invisible in paced short transactions) with the queries, events and audit row; replaced
+texts are then deleted in paced chunks (:mod:`evalcore.store.document_replacements`).
+Called inside a transaction, it cannot attach its scratch file and stays one transaction."""
 
 from __future__ import annotations
 
@@ -62,11 +59,8 @@ def import_beir(
     owner_org: str | None = None,
     limits: ReadLimits = DEFAULT_LIMITS,
 ) -> ImportSummary:
-    """Import a BEIR folder into the study (all or nothing); see the module docstring.
-
-    New documents belong to ``owner_org`` (default: the corpus's owner); an
-    existing document keeps its owner.
-    """
+    """Import a BEIR folder into the study (all or nothing; see the module docstring). New
+    documents belong to ``owner_org`` (default: the corpus's owner); a stored one keeps its own."""
     study = get_study(db, study_id)
     # a scratch file cannot be attached inside a transaction: then none (staged is None)
     with nullcontext() if in_transaction(db) else StagedDocuments(db) as staged:

@@ -119,13 +119,10 @@ def check_known_ids(
     allow_unknown: bool, what: str = "unit", also_known: set[str] | None = None,
     arriving_documents: int = 0,
 ) -> None:
-    """Raise InputErrors listing the first unknown ids, when the corpus has documents.
-
-    An empty corpus (no document stored, none in ``also_known`` and no ``arriving_documents``
-    written by the same import) accepts any external id. ``allow_unknown`` turns the check
-    off. ``source`` is the file's name, or the text the ids were read from: then the error
-    names the line of the first unknown id.
-    """
+    """Raise InputErrors listing the first unknown ids when the corpus has documents (stored, in
+    ``also_known`` or ``arriving_documents`` of the same import; an empty corpus accepts any
+    id). ``allow_unknown`` turns it off. ``source``: the file's name, or the text the ids were
+    read from (the error then names the first unknown id's line)."""
     if allow_unknown:
         return
     known_extra = also_known or set()
@@ -181,13 +178,10 @@ def register_queries(
 
 
 def write_label_events(study: Study, events: Sequence[NewEvent], summary: ImportSummary) -> None:
-    """Append the events (call inside the import's transaction); apply auto-reopen.
-
-    A relevant label or adjudication on a unit that is not relevant in the
-    working reference, on a query currently marked complete, reopens that query
-    (one ``reopened`` event per query, naming the first such label and the import's
-    source). ``summary`` gets the events written and the reopened query ids.
-    """
+    """Append the events inside the import's transaction, with auto-reopen: a relevant label or
+    adjudication on a unit not relevant in the working reference reopens a complete query (one
+    ``reopened`` event per query, naming the first such label and the source). ``summary`` gets
+    the events written and the reopened query ids."""
     db, study_id = study.db, study.study_id
     threshold = study.settings.relevance_threshold
     relevant: dict[str, list[NewEvent]] = {}

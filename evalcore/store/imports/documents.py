@@ -1,13 +1,10 @@
 """Import documents (JSONL, TSV, CSV, TREC ``<DOC>`` files) into a study's corpus.
 
-Parsing: :mod:`evalcore.io.documents`. The whole input is validated first;
-then, in one transaction, the documents are upserted into the study's corpus
-(``created_at`` = import time; an existing document with other content is
-updated, which changes its content hash: a warning counts them; one with the
-same content is left as it is). New documents belong to ``owner_org``, so the
-pinned lexical workflow, which searches only documents of the organisations a
-protocol names, can see them. One audit entry (``import.documents``).
-"""
+Parsing: :mod:`evalcore.io.documents`. The whole input is validated first; then, in one
+transaction, the documents are upserted (``created_at`` = import time; one with other
+content is updated, changing its content hash: a warning counts them; the same content is
+left alone). New documents belong to ``owner_org``, so a pinned protocol naming that
+organisation can see them. One audit entry (``import.documents``)."""
 
 from __future__ import annotations
 

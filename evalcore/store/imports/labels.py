@@ -1,35 +1,25 @@
 """Import human labels: CSV (``query_id,unit_id,gain[,annotator]``), labels JSONL, TREC qrels.
 
-**CSV and JSONL** (:func:`import_labels`). Parsing:
-:func:`evalcore.io.label_rows.parse_labels`. A snapshot file gives one ``label`` event per row (default annotator
-``csv:<file name>`` / ``jsonl:<file name>``); an event log (as exported by
-``evalcore export labels``) is replayed row by row, keeping each event's
-kind, annotator, time, note and source, so export -> import reproduces the same
-events and the same working reference. Unit ids unknown to a non-empty corpus
-are refused unless ``allow_unknown_ids``. The auto-reopen rule applies.
+**CSV and JSONL** (:func:`import_labels`, parsed by :func:`evalcore.io.label_rows.parse_labels`).
+A snapshot file gives one ``label`` event per row (default annotator ``csv:<file name>`` /
+``jsonl:<file name>``); an event log (``evalcore export labels``) is replayed row by row with
+each event's kind, annotator, time, note and source, so export -> import reproduces the same
+events and working reference.
 
-Who is on record (docs/access-model.md): a file may carry other annotators'
-names (and their times and sources) only when the importing lead asks for it
-(``keep_annotators``, ``--keep-annotators``); otherwise a file naming
-annotators is refused, naming its lines, and every event is recorded under the
-default annotator, at import time, with source ``import``. ``undo`` events are
-never imported (an undo is its annotator's own act): refused with file:line.
-The audit entry records who imported the file and whether names were kept.
+Who is on record (docs/access-model.md): a file may carry other annotators' names (and
+their times and sources) only when the importing lead asks (``keep_annotators``,
+``--keep-annotators``); otherwise a file naming annotators is refused, naming its lines, and
+every event is recorded under the default annotator, at import time, with source ``import``.
+``undo`` events are never imported (an undo is its annotator's own act): refused with
+file:line. The audit entry records who imported the file and whether names were kept.
 
-**TREC qrels** (``query_id iteration doc_id gain``, :func:`import_qrels`). Parsing is
-:func:`evalcore.io.trec.parse_qrels` (comments, blank lines, BOM, CRLF, field counts,
-integer gains, ``gain_map``, empty file). On top of it the store import:
+**TREC qrels** (:func:`import_qrels`, parsed by :func:`evalcore.io.trec.parse_qrels`): one
+``label`` event per (query, doc) by ``qrels:<file name>`` (or the one given), source
+``import``; an identical repeated row is one event and a warning, a repeat with a different
+gain an error naming both lines; ``complete=True`` declares every qrels query complete.
 
-* records one ``label`` event per (query, doc) by the annotator
-  ``qrels:<file name>`` (or the one given), source ``import``;
-* collapses an identical repeated row into one event, with a warning;
-* refuses a row that repeats a (query, doc) with a **different** gain (the file
-  contradicts itself): an error naming both lines;
-* refuses doc ids unknown to the study's corpus (when it has documents),
-  unless ``allow_unknown_ids``;
-* with ``complete=True`` declares every qrels query's population complete;
-* applies the auto-reopen rule to queries already complete.
-"""
+Both refuse unit ids unknown to a non-empty corpus unless ``allow_unknown_ids``, and apply
+the auto-reopen rule to queries already complete."""
 
 from __future__ import annotations
 

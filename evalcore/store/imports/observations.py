@@ -1,27 +1,19 @@
 """Import observation JSONL (evidence contract section 2) into a study.
 
-Parsing and schema validation: :func:`evalcore.io.observations_jsonl.parse_observations`.
-Each observation gives
+Parsed and validated by :func:`evalcore.io.observations_jsonl.parse_observations`. Each
+observation gives its query (registered); its ``labels`` as ``label`` events by
+``observations:<file name>`` (or the one given), source ``import`` (a unit labeled twice
+alike is one event and a warning, differently an error naming the line and both label
+positions); ``population_complete: true`` as a ``complete`` event (after the labels); and
+its ranking (``returned_ids`` / ``scores``) as one result list of the run ``run_name``
+(default: the file name without extension; ``""``: labels only).
 
-* its query (registered in the study);
-* its ``labels`` as ``label`` events by the annotator ``observations:<file name>``
-  (or the one given), source ``import``; a unit labeled twice with the same
-  gain is one event and a warning, with different gains an error naming the
-  line and both label positions;
-* ``population_complete: true`` as a ``complete`` event (after the labels);
-* its ranking (``returned_ids`` / ``scores``) as one result list of the run
-  ``run_name`` (default: the file name without extension), unless
-  ``run_name`` is ``""`` (labels only).
-
-A stored run has one ``k``, one ``scan_complete`` and one corpus fingerprint,
-so those must agree across the file (an error names the first line that
-differs). ``corpus_id`` and ``retrieval_unit``, when given, must match the
-study. ``permitted_ids`` and ``unit_of`` cannot be stored on a study run: a
-non-null value is an error (evaluate such files directly with ``evalcore
-evaluate --observations``). ``cutoff`` and ``reference_version`` are not
-stored; a warning says so. Unit ids unknown to a non-empty corpus are refused
-unless ``allow_unknown_ids``.
-"""
+A stored run has one ``k``, ``scan_complete`` and corpus fingerprint: they must agree across
+the file (an error names the first line that differs). ``corpus_id`` and ``retrieval_unit``,
+when given, must match the study. ``permitted_ids`` and ``unit_of`` cannot be stored on a
+study run (evaluate such files with ``evalcore evaluate --observations``); ``cutoff`` and
+``reference_version`` are not stored (a warning says so). Unit ids unknown to a non-empty
+corpus are refused unless ``allow_unknown_ids``."""
 
 from __future__ import annotations
 

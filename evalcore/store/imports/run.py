@@ -1,18 +1,14 @@
 """Import a TREC run file (``query_id Q0 doc_id rank score tag``) as a stored run.
 
-Parsing is :func:`evalcore.io.trec.parse_run`: items are ordered as trec_eval
-orders them (score descending, ties by doc id descending) and stored with
-ranks 1..n in that order, with their scores, so that the stored ranking is the
-one any TREC tool would evaluate. The run is stored with source ``imported``
-and the given ``k``. Its name defaults to the run's tag when the file has one
-tag, else to the file name without extension; a name already used in the study
-is refused. Doc ids unknown to a non-empty corpus are refused unless
-``allow_unknown_ids``.
+Parsed by :func:`evalcore.io.trec.parse_run`: items are stored in trec_eval's order (score
+descending, ties by doc id descending) with ranks 1..n and their scores, so the stored
+ranking is the one any TREC tool evaluates; source ``imported``, the given ``k``. The name
+defaults to the run's tag when the file has one, else to the file name without extension;
+a name already used in the study is refused, and so are doc ids unknown to a non-empty
+corpus unless ``allow_unknown_ids``.
 
-All or nothing, without blocking annotators: the run is staged (invisible), written in
-paced chunks in key order and made visible by one small final commit
-(:mod:`evalcore.store.staging`).
-"""
+All or nothing without blocking annotators: the run is staged (invisible), written in paced
+chunks in key order and made visible by one small commit (:mod:`evalcore.store.staging`)."""
 
 from __future__ import annotations
 
@@ -40,9 +36,8 @@ from evalcore.store.transaction import write_transaction
 
 
 def _rows(run: TrecRun) -> Iterator[tuple[str, int, str, float]]:
-    """Rows in the results table's key order (query ids as SQLite's BINARY collation sorts them,
-    which is code point order): each chunk appends at the B-tree's right edge instead of
-    splitting pages all over a table of millions of rows."""
+    """Rows in the results table's key order (query ids in code point order): each chunk appends
+    at the B-tree's right edge instead of splitting pages all over the table."""
     for q in sorted(run.doc_ids):
         docs = run.doc_ids[q]
         scores = run.scores_for(q)

@@ -1,16 +1,11 @@
 """Imports from uploaded bytes (the app's Data page): safe names, safe zip extraction.
 
-An uploaded file's name is *never* used as a path: it only labels error
-messages (:func:`display_name`). Bytes are read as files are: gzip, bzip2 and
-xz told by content and decompressed within the same bounds
-(:func:`evalcore.io.text_lines.read_source`; TREC documents a document at
-a time, :func:`evalcore.io.documents.documents_from_bytes`); a BEIR zip is extracted into a
-fresh temporary folder under names this module chooses, after checking every
-member and bounding sizes while streaming (:mod:`evalcore.io.zip_extract`), and
-the folder is removed afterwards; its errors name the upload
-(``data.zip:corpus.jsonl:3``), never the temporary folder. Every import is all-or-nothing (see
-:mod:`evalcore.store.imports`).
-"""
+An uploaded file's name is never a path: it only labels messages (:func:`display_name`).
+Bytes are read as files are (compression told by content, within the same bounds:
+:func:`evalcore.io.text_lines.read_source`, :func:`evalcore.io.documents.documents_from_bytes`).
+A BEIR zip is extracted into a fresh temporary folder under names chosen here, every member
+checked and sizes bounded while streaming (:mod:`evalcore.io.zip_extract`), and removed
+after; its errors name the upload (``data.zip:corpus.jsonl:3``), never the folder."""
 
 import re
 import shutil
@@ -80,12 +75,9 @@ def import_upload(
     layout: Layout = AUTO,
     limits: ReadLimits = DEFAULT_LIMITS,
 ) -> ImportSummary:
-    """Import one uploaded file of ``kind`` into the study (all or nothing).
-
-    Raises :class:`InputErrors` (every error with file, line and field; an
-    upload larger than ``max_bytes`` is refused before it is read) or
-    ``ValueError`` for bad options; nothing is written then.
-    """
+    """Import one uploaded file of ``kind`` into the study (all or nothing). :class:`InputErrors`
+    (every error with file, line and field; an upload over ``max_bytes`` refused unread) or
+    ``ValueError`` for bad options write nothing."""
     name = display_name(filename)
     if len(data) > max_bytes:
         raise InputErrors.one(name, f"the upload is {len(data) / 1024**2:,.1f} MiB; uploads are "
@@ -140,11 +132,8 @@ def _import_beir_zip(db: sqlite_utils.Database, data: bytes, name: str, *, limit
 
 def extract_beir_zip(data: bytes, name: str, workdir: Path, *,
                      limits: ReadLimits = DEFAULT_LIMITS) -> Path:
-    """Extract a BEIR zip safely into ``workdir``; return the folder holding ``corpus.jsonl``.
-
-    The checks (paths, sizes, ratio, encryption, damage) are
-    :func:`evalcore.io.zip_extract.extract_zip`'s. Raises :class:`InputErrors` naming the problem.
-    """
+    """Extract a BEIR zip safely into ``workdir`` (the checks of
+    :func:`evalcore.io.zip_extract.extract_zip`); return the folder holding ``corpus.jsonl``."""
     extract_zip(data, name, workdir, max_unzipped=limits.max_unpacked_bytes)
     corpora = sorted(workdir.rglob("corpus.jsonl"), key=lambda p: len(p.parts))
     if not corpora:
