@@ -119,7 +119,7 @@ def _choose_source(given: Args) -> Loader:
 class TrecFiles:
     """The TREC source: a loader (the Python API's :func:`~evalcore.api.inputs.trec_input`)
     and, for JSON out, the report text written without the models
-    (:func:`~evalcore.api.report_text.trec_files_json`)."""
+    (:func:`~evalcore.api.report_text.trec_files_json`); its fields are both's arguments."""
 
     qrels: Path
     run: Path
@@ -131,17 +131,13 @@ class TrecFiles:
     def __call__(self, protocol: EvalProtocol, measures: Measures) -> EvalInput:
         from evalcore.api.inputs import trec_input
 
-        return trec_input(self.qrels, self.run, self.k, complete=self.complete,
-                          protocol=protocol, all_queries=self.all_queries,
-                          gain_map=self.gain_map, min_depth=packing_depth(measures))
+        return trec_input(**vars(self), protocol=protocol, min_depth=packing_depth(measures))
 
     def report_json(self, choices: ProtocolChoices, measures: Measures) -> str:
         """The report's JSON; raises :class:`~evalcore.io.errors.InputErrors`."""
         from evalcore.api.report_text import trec_files_json
 
-        return trec_files_json(self.qrels, self.run, self.k, complete=self.complete,
-                               protocol=choices, all_queries=self.all_queries,
-                               gain_map=self.gain_map, measures=measures)
+        return trec_files_json(**vars(self), protocol=choices, measures=measures)
 
 
 def _parse_measures(
