@@ -79,10 +79,7 @@ def _choose_source(given: Args) -> Loader:
 
         file_options = [n for n, v in (("--observations", given.observations), ("--qrels", qrels))
                         if v is not None]
-        return choose_store_source(
-            db=given.db, study=given.study, run=run, reference=given.reference,
-            file_options=file_options + trec_only, actor=given.actor,
-        )
+        return choose_store_source(given, file_options + trec_only)
     if (observations := given.observations) is not None:
         if trec_given or trec_only:
             raise click.UsageError(
