@@ -43,7 +43,7 @@ def _assert_parity(state: LiveDashboard, db) -> None:
     for run in state.run_names:
         report = evaluate_run(open_study(db, STUDY, None), run)
         assert state.aggregates(run) == report.aggregates
-        assert state.runs[run].results == report.queries
+        assert [state.query_result(run, q.query_id) for q in report.queries] == report.queries
         evaluation = state.evaluation(run)
         assert (evaluation.queries, evaluation.aggregates, evaluation.protocol) == (
             report.queries, report.aggregates, report.protocol)
