@@ -128,6 +128,8 @@ class RunState:
     #: what they are made from until then, and the queries re-evaluated since
     _source: BatchResult | None = None
     _replaced: dict[int, QueryResult] = field(default_factory=dict)
+    #: the results with the section-7 metrics alone, once asked for (see :attr:`section7`)
+    _section7: list[QueryResult] | None = None
     #: metric -> per query (unlabeled, in conflict) units behind an unavailable value
     _unknowns: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
@@ -140,6 +142,22 @@ class RunState:
                 made[i] = result
             self._results, self._source, self._replaced = made, None, {}
         return self._results
+
+    @property
+    def section7(self) -> list[QueryResult]:
+        """Per-query results with the section-7 metrics alone (what ``evaluate_run`` gives)."""
+        if self._section7 is not None:
+            return self._section7
+        if self._results is None and self._source is not None:
+            # made from the section-7 columns alone: the other measures' objects are not needed
+            source = self._source
+            made = replace(source, metrics={k: source.metrics[k] for k in METRICS}).query_results()
+            for i, result in self._replaced.items():
+                made[i] = _section7(result)
+        else:
+            made = [_section7(result) for result in self.results]
+        self._section7 = made
+        return made
 
     def results_at(self, rows: Sequence[int]) -> list[QueryResult]:
         """The results of the queries at ``rows`` (in that order), made for them alone
@@ -225,6 +243,8 @@ class RunState:
             self._replaced[i] = result
         else:
             self._results[i] = result
+        if self._section7 is not None:
+            self._section7[i] = _section7(result)
         self.top_units[i] = top_units
         self._set_arrays(i, result)
 
@@ -572,7 +592,7 @@ class LiveDashboard:
         rs = self.runs[run_name]
         return EvaluationReport.model_construct(
             protocol=self.protocol,
-            queries=[_section7(result) for result in rs.results],
+            queries=list(rs.section7),
             aggregates=self.aggregates(run_name),
             diagnostics=Diagnostics(),
         )
