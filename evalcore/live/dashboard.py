@@ -125,7 +125,7 @@ class RunState:
     metrics: tuple[str, ...] = ()
     #: the per-query results once made (see :attr:`results`)
     _results: list[QueryResult] | None = None
-    #: what they are made from until then, and the queries re-evaluated since
+    #: what they are made from until then (None once made), and the queries re-evaluated since
     _source: BatchResult | None = None
     _replaced: dict[int, QueryResult] = field(default_factory=dict)
     #: the results with the section-7 metrics alone, once asked for (see :attr:`section7`)
@@ -137,7 +137,7 @@ class RunState:
     def results(self) -> list[QueryResult]:
         """Per-query results, in the run's query order."""
         if self._results is None:
-            made = [] if self._source is None else self._source.query_results()
+            made = self._source.query_results()
             for i, result in self._replaced.items():
                 made[i] = result
             self._results, self._source, self._replaced = made, None, {}
@@ -148,7 +148,7 @@ class RunState:
         """Per-query results with the section-7 metrics alone (what ``evaluate_run`` gives)."""
         if self._section7 is not None:
             return self._section7
-        if self._results is None and self._source is not None:
+        if self._results is None:
             # made from the section-7 columns alone: the other measures' objects are not needed
             source = self._source
             made = replace(source, metrics={k: source.metrics[k] for k in METRICS}).query_results()
@@ -162,8 +162,8 @@ class RunState:
     def results_at(self, rows: Sequence[int]) -> list[QueryResult]:
         """The results of the queries at ``rows`` (in that order), made for them alone
         while the whole list is not made (a chart of 50 queries of 10,000)."""
-        if self._results is not None or self._source is None:
-            return [self.results[i] for i in rows]
+        if self._results is not None:
+            return [self._results[i] for i in rows]
         fresh = [i for i in rows if i not in self._replaced]
         made = dict(zip(fresh, self._source.query_results(fresh), strict=True))
         return [self._replaced[i] if i in self._replaced else made[i] for i in rows]
@@ -185,13 +185,12 @@ class RunState:
             for i, result in enumerate(self._results):
                 _set_unknowns(unlabeled, conflicts, i, result.metrics[metric])
             return unlabeled, conflicts
-        if self._source is not None:
-            blocking, conflict, beyond = self._source.blocker_masks(metric)
-            query = self._source.ranking.query
-            unlabeled = np.bincount(query[blocking], minlength=n).astype(np.int64)
-            conflicts = np.bincount(query[conflict], minlength=n).astype(np.int64)
-            for i, units in beyond.items():
-                conflicts[i] += len(units)
+        blocking, conflict, beyond = self._source.blocker_masks(metric)
+        query = self._source.ranking.query
+        unlabeled = np.bincount(query[blocking], minlength=n).astype(np.int64)
+        conflicts = np.bincount(query[conflict], minlength=n).astype(np.int64)
+        for i, units in beyond.items():
+            conflicts[i] += len(units)
         for i, result in self._replaced.items():
             _set_unknowns(unlabeled, conflicts, i, result.metrics[metric])
         return unlabeled, conflicts
