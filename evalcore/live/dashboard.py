@@ -643,7 +643,8 @@ class LiveDashboard:
         return (0, 0) if key is None else self.runs[run_name].unknown_counts(key)
 
     def query_result(self, run_name: str, query_id: str) -> QueryResult | None:
-        """The query's result in the run, or None when the query is not in the run's set."""
+        """The query's section-7 result in the run (as ``evaluate_run`` gives it), or None when
+        the query is not in the run's set."""
         rs = self.runs[run_name]
         i = rs.index.get(query_id)
         return None if i is None else _section7(rs.results[i])
