@@ -19,13 +19,14 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 
 from evalcore.cli import main
+from evalcore.cli.input_options import Args, command, option
 from evalcore.cli.process_setup import skip_final_collection
 from evalcore.cli.store_location import EXISTING_STORE
 from evalcore.compute.evaluate import packing_depth
@@ -54,32 +55,7 @@ def observations_source(path: Path, protocol: EvalProtocol, measures: Measures) 
     return packed(read_observations(path), protocol, min_depth=packing_depth(measures))
 
 
-@dataclass(frozen=True)
-class InputOptions:
-    """The options of ``evaluate`` that name its input: exactly one source (observations,
-    TREC files or a stored run) with the options that source takes."""
-
-    observations: Path | None
-    qrels: Path | None
-    run: Path | None
-    db: Path | None
-    study: str | None
-    actor: str | None
-    reference: str | None
-    measures: Measures
-    k: int | None
-    complete: bool
-    trec_eval: bool
-    all_queries: bool
-    gain_map: str | None
-
-    @classmethod
-    def of(cls, params: Mapping[str, Any]) -> InputOptions:
-        """The input options among a command's parameters (``click.Context.params``)."""
-        return cls(**{option.name: params[option.name] for option in fields(cls)})
-
-
-def _choose_source(given: InputOptions) -> Loader:
+def _choose_source(given: Args) -> Loader:
     """Check that the options name exactly one input source; return its loader."""
     qrels, run, k, measures = given.qrels, given.run, given.k, given.measures
     trec_given = [name for name, v in (("--qrels", qrels), ("--run", run)) if v is not None]
@@ -103,10 +79,7 @@ def _choose_source(given: InputOptions) -> Loader:
 
         file_options = [n for n, v in (("--observations", given.observations), ("--qrels", qrels))
                         if v is not None]
-        return choose_store_source(
-            db=given.db, study=given.study, run=run, reference=given.reference,
-            file_options=file_options + trec_only, actor=given.actor,
-        )
+        return choose_store_source(given, file_options + trec_only)
     if (observations := given.observations) is not None:
         if trec_given or trec_only:
             raise click.UsageError(
@@ -143,7 +116,7 @@ def _choose_source(given: InputOptions) -> Loader:
 class TrecFiles:
     """The TREC source: a loader (the Python API's :func:`~evalcore.api.inputs.trec_input`)
     and, for JSON out, the report text written without the models
-    (:func:`~evalcore.api.report_text.trec_files_json`)."""
+    (:func:`~evalcore.api.report_text.trec_files_json`); its fields are both's arguments."""
 
     qrels: Path
     run: Path
@@ -155,17 +128,13 @@ class TrecFiles:
     def __call__(self, protocol: EvalProtocol, measures: Measures) -> EvalInput:
         from evalcore.api.inputs import trec_input
 
-        return trec_input(self.qrels, self.run, self.k, complete=self.complete,
-                          protocol=protocol, all_queries=self.all_queries,
-                          gain_map=self.gain_map, min_depth=packing_depth(measures))
+        return trec_input(**vars(self), protocol=protocol, min_depth=packing_depth(measures))
 
     def report_json(self, choices: ProtocolChoices, measures: Measures) -> str:
         """The report's JSON; raises :class:`~evalcore.io.errors.InputErrors`."""
         from evalcore.api.report_text import trec_files_json
 
-        return trec_files_json(self.qrels, self.run, self.k, complete=self.complete,
-                               protocol=choices, all_queries=self.all_queries,
-                               gain_map=self.gain_map, measures=measures)
+        return trec_files_json(**vars(self), protocol=choices, measures=measures)
 
 
 def _parse_measures(
@@ -183,131 +152,102 @@ def _parse_measures(
 _PATH = click.Path(dir_okay=False, path_type=Path)
 
 
-@main.command("evaluate")
-@click.option("--observations", type=_PATH, help="Observation JSONL file (contract section 2).")
-@click.option("--qrels", type=_PATH, help="TREC qrels: query_id iteration doc_id gain.")
-@click.option(
+@command(main, "evaluate")
+@option("--observations", "Observation JSONL file (contract section 2).", type=_PATH)
+@option("--qrels", "TREC qrels: query_id iteration doc_id gain.", type=_PATH)
+@option(
     "--run",
+    "TREC run: query_id Q0 doc_id rank score tag (with --db: the stored run's name).",
     type=_PATH,
-    help="TREC run: query_id Q0 doc_id rank score tag (with --db: the stored run's name).",
 )
-@click.option(
+@option(
     "--db",
+    "Evidence store (a file or a postgresql:// URL): evaluate the stored run --run of --study.",
     type=EXISTING_STORE,
-    help="Evidence store (a file or a postgresql:// URL): evaluate the stored run --run of "
-    "--study.",
 )
-@click.option("--study", help="Study id in the store (with --db).")
-@click.option("--actor", default=None,
-              help="Who is reading (with --db; default: the current user): they must be allowed "
-                   "to see the study.")
-@click.option("--reference", help="Frozen reference version (with --db; default: working).")
-@click.option(
-    "-m",
-    "--measure",
-    "measures",
+@option("--study", "Study id in the store (with --db).")
+@option(
+    "--actor",
+    "Who is reading (with --db; default: the current user): they must be allowed to see "
+    "the study.",
+)
+@option("--reference", "Frozen reference version (with --db; default: working).")
+@option(
+    "-m --measure measures",
+    "A measure to compute (repeatable), e.g. -m nDCG@10 -m P@5 -m R@100; known: "
+    "P@k, P(rel=r)@k, R@k, nDCG@k, RR@k (MRR@k), AP@k, Success@k, Judged@k, RBP(p=0.8)@k. "
+    "Default: precision, recall, ndcg and reciprocal_rank at --k.",
     multiple=True,
     callback=_parse_measures,
     metavar="NAME",
-    help="A measure to compute (repeatable), e.g. -m nDCG@10 -m P@5 -m R@100; known: "
-    "P@k, P(rel=r)@k, R@k, nDCG@k, RR@k (MRR@k), AP@k, Success@k, Judged@k, RBP(p=0.8)@k. "
-    "Default: precision, recall, ndcg and reciprocal_rank at --k.",
 )
-@click.option(
+@option(
     "--k",
+    "Cutoff depth for TREC input (with -m: the cutoff of measures named without @k).",
     type=click.IntRange(1, MAX_K),
-    help="Cutoff depth for TREC input (with -m: the cutoff of measures named without @k).",
 )
-@click.option(
+@option(
     "--complete",
-    is_flag=True,
-    help="Declare every qrels query's relevant population complete (enables recall, nDCG).",
+    "Declare every qrels query's relevant population complete (enables recall, nDCG).",
+    flag=True,
 )
-@click.option(
+@option(
     "--corpus-size",
-    type=click.IntRange(0, MAX_K),
-    metavar="N",
-    help="Units in the corpus (files only): on a population not declared complete, at most "
+    "Units in the corpus (files only): on a population not declared complete, at most "
     "N minus the labeled and returned-unlabeled units outside the top k may be relevant, "
     "which bounds R, nDCG and AP (contract section 12; without it that number is "
     "unbounded). Replaces any corpus_size of the observations.",
+    type=click.IntRange(0, MAX_K),
+    metavar="N",
 )
-@click.option(
+@option(
     "--unjudged-as-nonrelevant",
-    is_flag=True,
-    help="Compatibility policy for reproducing trec_eval: count unlabeled returned units "
+    "Compatibility policy for reproducing trec_eval: count unlabeled returned units "
     "as non-relevant. Printed in every output.",
+    flag=True,
 )
-@click.option(
+@option(
     "--trec-eval",
-    "trec_eval",
-    is_flag=True,
-    help="trec_eval's behaviour in one switch (TREC files): unjudged units non-relevant, "
+    "trec_eval's behaviour in one switch (TREC files): unjudged units non-relevant, "
     "every population complete, run queries without qrels and qrels queries without results "
     "ignored, queries without relevant units valued 0, text after a run line's tag ignored. "
     "Printed in every output.",
+    flag=True,
 )
-@click.option(
-    "--trec-eval-all-queries",
-    "all_queries",
-    is_flag=True,
-    help="With --trec-eval: trec_eval's -c, every qrels query counts (no results: 0).",
+@option(
+    "--trec-eval-all-queries all_queries",
+    "With --trec-eval: trec_eval's -c, every qrels query counts (no results: 0).",
+    flag=True,
 )
-@click.option("--gain-map", metavar="SPEC", help="Map qrels gains into 0..4, e.g. '-1:0,5:4'.")
-@click.option(
+@option("--gain-map", "Map qrels gains into 0..4, e.g. '-1:0,5:4'.", metavar="SPEC")
+@option(
     "--relevance-threshold",
+    "Smallest gain that counts as relevant.",
+    shown=1,
     type=click.IntRange(1, MAX_GAIN),
-    default=1,
-    show_default=True,
-    help="Smallest gain that counts as relevant.",
 )
-@click.option(
-    "--gain",
-    type=click.Choice(["linear", "exponential"]),
-    default="linear",
-    show_default=True,
-    help="nDCG gain: the label value, or 2^g - 1.",
-)
-@click.option("--format", "fmt", type=click.Choice(["json", "table"]), default="json",
-              show_default=True)
-def evaluate_command(
-    observations: Path | None,
-    qrels: Path | None,
-    run: Path | None,
-    db: Path | None,
-    study: str | None,
-    actor: str | None,
-    reference: str | None,
-    measures: Measures,
-    k: int | None,
-    complete: bool,
-    corpus_size: int | None,
-    unjudged_as_nonrelevant: bool,
-    trec_eval: bool,
-    all_queries: bool,
-    gain_map: str | None,
-    relevance_threshold: int,
-    gain: str,
-    fmt: str,
-) -> None:
+@option("--gain", "nDCG gain: the label value, or 2^g - 1.", shown="linear",
+        choices=["linear", "exponential"])
+@option("--format fmt", None, shown="json", choices=["json", "table"])
+def evaluate_command(a: Args) -> None:
     """Evaluate a run: every metric per query, or why it is unavailable, and the aggregates."""
-    load = _choose_source(InputOptions.of(click.get_current_context().params))
+    load = _choose_source(a)
     choices = ProtocolChoices(
-        relevance_threshold=relevance_threshold,
-        gain=gain,  # type: ignore[arg-type]  # click.Choice guarantees the literal
-        unjudged_as_nonrelevant=unjudged_as_nonrelevant,
-        trec_eval=trec_eval,
-        populations_declared_complete=complete,
+        relevance_threshold=a.relevance_threshold,
+        gain=a.gain,  # type: ignore[arg-type]  # click.Choice guarantees the literal
+        unjudged_as_nonrelevant=a.unjudged_as_nonrelevant,
+        trec_eval=a.trec_eval,
+        populations_declared_complete=a.complete,
     )
-    if db is None:  # files in, text out: nothing for the exit's last collection to finalise
+    if a.db is None:  # files in, text out: nothing for the exit's last collection to finalise
         skip_final_collection()
-    elif corpus_size is not None:
+    elif a.corpus_size is not None:
         raise click.UsageError("--corpus-size is for files: a store knows its own corpus")
-    if fmt == "json" and isinstance(load, TrecFiles) and corpus_size is None:
+    if a.fmt == "json" and isinstance(load, TrecFiles) and a.corpus_size is None:
         from evalcore.io.trec import input_errors
 
         try:
-            click.echo(load.report_json(choices, measures) + "\n", nl=False)
+            click.echo(load.report_json(choices, a.measures) + "\n", nl=False)
         except input_errors() as exc:  # (imports the error models only on an error)
             _input_failed(exc)
         return
@@ -316,22 +256,22 @@ def evaluate_command(
     from evalcore.io.errors import InputErrors
 
     protocol = EvalProtocol.of(choices)
-    if db is not None:
+    if a.db is not None:
         from evalcore.cli.store_source import with_study_settings
 
-        protocol = with_study_settings(db, study, protocol)
+        protocol = with_study_settings(a.db, a.study, protocol)
     try:
-        source = load(protocol, measures)
+        source = load(protocol, a.measures)
     except InputErrors as exc:
         _input_failed(exc)
     batch, diagnostics = source.batch, source.diagnostics
-    if corpus_size is not None:  # an assumption about the data: recorded beside the numbers
-        batch = batch.with_corpus_size(corpus_size)
+    if a.corpus_size is not None:  # an assumption about the data: recorded beside the numbers
+        batch = batch.with_corpus_size(a.corpus_size)
         diagnostics = diagnostics.model_copy(update={"notes": [
-            *diagnostics.notes, f"corpus size {corpus_size} (--corpus-size): bounds R, nDCG "
+            *diagnostics.notes, f"corpus size {a.corpus_size} (--corpus-size): bounds R, nDCG "
             "and AP on populations not declared complete"]})
-    result = compute(batch, protocol, measures)
-    if fmt == "json":
+    result = compute(batch, protocol, a.measures)
+    if a.fmt == "json":
         from evalcore.api.report_text import report_text
 
         text = report_text(result, diagnostics.tied_score_pairs, diagnostics.notes) + "\n"

@@ -19,6 +19,8 @@ from evalcore.cli.store_cmds import actor_option, fail, store, study_options
 from evalcore.store.study_handle import open_study
 
 FORMATS = ("text", "json")
+_SIZE = click.IntRange(1, 10_000_000)
+_SEED = click.IntRange(0, 2**63 - 1)
 
 
 @main.group("sample")
@@ -41,9 +43,11 @@ def _units(view, states: dict | None = None) -> list[dict]:  # type: ignore[no-u
     ]
 
 
-def _unit_lines(view) -> None:  # type: ignore[no-untyped-def]
+def _print_sample(view) -> None:  # type: ignore[no-untyped-def]
+    """The units as JSON lines on stdout, the summary on stderr."""
     for unit in _units(view):
         click.echo(json.dumps(unit, ensure_ascii=False))
+    click.echo(_summary(view), err=True)
 
 
 def _summary(view) -> str:  # type: ignore[no-untyped-def]
@@ -71,18 +75,8 @@ def _lookup_failed(err: LookupError, summary: str) -> None:
     multiple=True,
     required=True,
 )
-@option(
-    "--size",
-    "How many units to label (reached in expectation).",
-    required=True,
-    type=click.IntRange(1, 10_000_000),
-)
-@option(
-    "--seed",
-    "The random seed (recorded with the sample).",
-    required=True,
-    type=click.IntRange(0, 2**63 - 1),
-)
+@option("--size", "How many units to label (reached in expectation).", required=True, type=_SIZE)
+@option("--seed", "The random seed (recorded with the sample).", required=True, type=_SEED)
 @option("--name", "The sample's name (unique in the study).", required=True)
 @actor_option
 def draw_command(a: Args) -> None:
@@ -93,13 +87,8 @@ def draw_command(a: Args) -> None:
     nothing = "evalcore sample draw: nothing was written"
     names = [r.strip() for r in a.runs.split(",") if r.strip()]
     if len(names) != 2 or names[0] == names[1]:
-        fail(
-            [
-                f"error: --runs takes two different run names, comma-separated "
-                f"(e.g. --runs A,B); got {a.runs!r}"
-            ],
-            nothing,
-        )
+        problem = "--runs takes two different run names, comma-separated (e.g. --runs A,B)"
+        fail([f"error: {problem}; got {a.runs!r}"], nothing)
     try:
         for m in a.measures:
             parse_measure(m)
@@ -111,19 +100,13 @@ def draw_command(a: Args) -> None:
             view = draw_stored_sample(db, candidate=names[1], baseline=names[0], **given)
         except LookupError as err:
             _lookup_failed(err, nothing)
-    _unit_lines(view)
-    click.echo(_summary(view), err=True)
+    _print_sample(view)
 
 
 @command(sample_group, "grow")
 @study_options
 @option("--name", "The sample to grow.", required=True)
-@option(
-    "--size",
-    "The new size in units (at least the current one).",
-    required=True,
-    type=click.IntRange(1, 10_000_000),
-)
+@option("--size", "The new size in units (at least the current one).", required=True, type=_SIZE)
 @actor_option
 def grow_command(a: Args) -> None:
     """Draw more units into the same design; print the whole sample in order."""
@@ -134,8 +117,7 @@ def grow_command(a: Args) -> None:
             view = grow_stored_sample(db, **a.pick("study_id", "name", "size", "actor"))
         except LookupError as err:
             _lookup_failed(err, "evalcore sample grow: nothing was written")
-    _unit_lines(view)
-    click.echo(_summary(view), err=True)
+    _print_sample(view)
 
 
 @command(sample_group, "list")

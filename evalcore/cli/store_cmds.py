@@ -410,16 +410,11 @@ def _labels_command(fmt: str) -> Callable:
     return labels_import
 
 
-command(
-    import_group,
-    "labels-csv",
-    help="CSV with a header: query_id,unit_id,gain[,annotator] (or an exported event log).",
-)(_labels_command("csv"))
-command(
-    import_group,
-    "labels-jsonl",
-    help="One label event per line, as `evalcore export labels --format jsonl` writes.",
-)(_labels_command("jsonl"))
+for _fmt, _help in (
+    ("csv", "CSV with a header: query_id,unit_id,gain[,annotator] (or an exported event log)."),
+    ("jsonl", "One label event per line, as `evalcore export labels --format jsonl` writes."),
+):
+    command(import_group, f"labels-{_fmt}", help=_help)(_labels_command(_fmt))
 
 
 # --- export ---------------------------------------------------------------------------------

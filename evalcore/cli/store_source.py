@@ -16,6 +16,7 @@ from click.core import ParameterSource
 
 from evalcore.api.inputs import EvalInput
 from evalcore.cli.actor import default_actor
+from evalcore.cli.input_options import Args
 from evalcore.compute.evaluate import packing_depth
 from evalcore.contract.evaluation_protocol import EvalProtocol
 from evalcore.contract.measures import Measure
@@ -24,10 +25,11 @@ from evalcore.store.study_handle import open_study
 
 
 def choose_store_source(
-    *, db: Path | None, study: str | None, run: Path | None, reference: str | None,
-    file_options: list[str], actor: str | None = None,
+    given: Args, file_options: list[str]
 ) -> Callable[[EvalProtocol, tuple[Measure, ...] | None], EvalInput]:
-    """Check the store options; return the loader (``--run`` is a run name here)."""
+    """Check the store options of ``evaluate`` (``given``; ``file_options``: the file options
+    also given); return the loader (``--run`` is a run name here)."""
+    db, study, run, reference = given.db, given.study, given.run, given.reference
     if db is None:
         given = [n for n, v in (("--study", study), ("--reference", reference)) if v is not None]
         verb = "requires" if len(given) == 1 else "require"
@@ -43,7 +45,7 @@ def choose_store_source(
                                "stored run)")
     assert study is not None and run is not None
     return lambda protocol, measures: store_source(
-        db, study, str(run), reference, protocol, measures, actor=actor
+        db, study, str(run), reference, protocol, measures, actor=given.actor
     )
 
 

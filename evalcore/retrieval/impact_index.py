@@ -330,14 +330,7 @@ class ImpactIndex:
             "doc_id_ends": _ends(self.doc_ids),
             "tokens": _pack(list(self.tokens)),
             "token_ends": _ends(list(self.tokens)),
-            "offsets": self.offsets,
-            "docs": self.docs,
-            "tf_title": self.tf_title,
-            "tf_text": self.tf_text,
-            "lengths": self.lengths,
-            "stream": self.stream,
-            "stream_offsets": self.stream_offsets,
-        }
+        } | {name: getattr(self, name) for name in _POSTINGS}
         arrays = {name: np.ascontiguousarray(a, dtype=a.dtype.newbyteorder("<"))
                   for name, a in arrays.items()}
         header: dict[str, list] = {}
@@ -375,17 +368,8 @@ class ImpactIndex:
             data[name] = np.frombuffer(mapped, dtype=dtype, count=count, offset=offset)
         doc_ids = _unpack(data["doc_ids"], data["doc_id_ends"])
         tokens = _unpack(data["tokens"], data["token_ends"])
-        index = cls(
-            doc_ids=doc_ids,
-            tokens={t: i for i, t in enumerate(tokens)},
-            offsets=np.asarray(data["offsets"]),
-            docs=data["docs"],
-            tf_title=data["tf_title"],
-            tf_text=data["tf_text"],
-            lengths=np.asarray(data["lengths"]),
-            stream=data["stream"],
-            stream_offsets=np.asarray(data["stream_offsets"]),
-        )
+        postings = {name: data[name] for name in _POSTINGS}
+        index = cls(doc_ids=doc_ids, tokens={t: i for i, t in enumerate(tokens)}, **postings)
         m = len(index.docs)
         if (
             len(index.offsets) != len(tokens) + 1
@@ -409,8 +393,9 @@ class ImpactIndex:
 _MAGIC = b"evalcore-impact-index-3\n"
 #: Arrays start at multiples of this many bytes.
 _ALIGN = 64
-_ARRAYS = ("doc_ids", "doc_id_ends", "tokens", "token_ends", "offsets", "docs", "tf_title",
-           "tf_text", "lengths", "stream", "stream_offsets")
+#: The arrays stored as they are (the ids and tokens are stored packed, before them).
+_POSTINGS = ("offsets", "docs", "tf_title", "tf_text", "lengths", "stream", "stream_offsets")
+_ARRAYS = ("doc_ids", "doc_id_ends", "tokens", "token_ends", *_POSTINGS)
 
 
 def _token_stream(
