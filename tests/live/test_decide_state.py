@@ -104,3 +104,45 @@ def test_next_item_puts_passed_items_last_and_skips_a_conflict_the_annotator_vot
         next_queue_item(open_study(db, DEMO_STUDY_ID, None), [first], "z", passed) == first
     )  # comes back
     assert next_queue_item(open_study(db, DEMO_STUDY_ID, None), [], "z") is None
+
+
+def _shallow_copies(db, depth: int) -> tuple[str, str]:
+    """Runs A and B cut to their top ``depth`` results and stored to that depth."""
+    from evalcore.store.runs import add_run, get_run, run_results
+
+    study = open_study(db, DEMO_STUDY_ID, None)
+    names = []
+    for run in (A, B):
+        ranked = run_results(study, get_run(study, run).run_id)
+        rows = [(q, r, u, s) for q, units in ranked.items()
+                for r, (u, s) in enumerate(units[:depth], start=1)]
+        add_run(db, study_id=DEMO_STUDY_ID, name=f"{run}-top{depth}", source="imported", k=depth,
+                results=rows)
+        names.append(f"{run}-top{depth}")
+    return names[0], names[1]
+
+
+def test_runs_stored_to_depth_3_are_decided_at_cutoffs_up_to_3(db) -> None:
+    """Ranks past a run's stored depth were never retrieved: the offered measures are taken
+    at that depth, a deeper target is refused naming each run's depth, and the state's
+    verdicts are at the capped cutoffs (never @10 or @5 on ranks that do not exist)."""
+    from evalcore.live.decide_state import decide_measures, depth_note
+
+    a, b = _shallow_copies(db, 3)
+    study = open_study(db, DEMO_STUDY_ID, None)
+    offered = decide_measures(study, a, b)
+    assert offered == ["P@3", "RR@3", "Success@3", "nDCG@3", "R@3"]
+    assert decide_measures(study, A, B) == list(DECIDE_MEASURES)  # the demo's runs are deep
+    assert depth_note(study, A, B) is None
+    note = depth_note(study, a, b)
+    assert note is not None and f"{a} to depth 3 and {b} to depth 3" in note and "@3" in note
+    with pytest.raises(TargetError) as caught:
+        decide_target(study, a, b, "P@10")
+    assert caught.value.parameter == "measure" and caught.value.valid == offered
+    assert f"run {a!r} was stored to depth 3; P@10 would need ranks" in str(caught.value)
+    with pytest.raises(ValueError, match="stored to depth 3; P@5"):
+        stored_pair(study, a, b, ["P@5"])
+    state = decide_state(study, decide_target(study, a, b, "P@3"))
+    assert [d.measure for d in state.decisions] == offered
+    expected = decide(study, a, b, offered)
+    assert [d.model_dump() for d in state.decisions] == [d.model_dump() for d in expected]
