@@ -78,8 +78,10 @@ from evalcore.live.decide_state import (
     DecideState,
     DecideTarget,
     TargetError,
+    decide_measures,
     decide_state,
     decide_target,
+    depth_note,
     next_queue_item,
     study_run_names,
 )
@@ -618,9 +620,11 @@ def _address_target(handle: Study, run_a: str, run_b: str, measure: str) -> None
     """Put the address's runs and measure in the selectors, or say which one is wrong."""
     runs = study_run_names(handle)
     defaults = _default_target(runs)
+    run_a, run_b = run_a or defaults[0], run_b or defaults[1]
+    if not measure and run_a in runs and run_b in runs and run_a != run_b:
+        measure = decide_measures(handle, run_a, run_b)[0]  # within the runs' depth
     try:
-        target = decide_target(handle, run_a or defaults[0], run_b or defaults[1],
-                               measure or DECIDE_MEASURES[0])
+        target = decide_target(handle, run_a, run_b, measure or DECIDE_MEASURES[0])
     except TargetError as error:
         say("error", f"The address asks for {error}. Choose the runs and the "
                      "measure below.")
@@ -644,7 +648,7 @@ def _decide_target(handle: Study) -> DecideTarget | None:
     for key, default in zip((RUN_A_KEY, RUN_B_KEY), runs[:2], strict=True):  # the defaults
         if st.session_state.get(key) not in runs:
             st.session_state[key] = default
-    measures = list(DECIDE_MEASURES)
+    measures = decide_measures(handle, st.session_state[RUN_A_KEY], st.session_state[RUN_B_KEY])
     if st.session_state.get(MEASURE_KEY) not in measures:
         chosen = st.session_state.get(MEASURE_KEY)
         if chosen:  # a measure of the catalogue the address asked for
@@ -655,6 +659,9 @@ def _decide_target(handle: Study) -> DecideTarget | None:
         st.selectbox("Run A", runs, key=RUN_A_KEY, persist_state="session")
         st.selectbox("Run B", runs, key=RUN_B_KEY, persist_state="session")
         st.selectbox("Measure", measures, key=MEASURE_KEY, persist_state="session")
+    note = depth_note(handle, st.session_state[RUN_A_KEY], st.session_state[RUN_B_KEY])
+    if note is not None:
+        say("caption", note)
     chosen = (st.session_state[key] for key in (RUN_A_KEY, RUN_B_KEY, MEASURE_KEY))
     try:
         target = decide_target(handle, *chosen)

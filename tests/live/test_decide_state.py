@@ -3,7 +3,7 @@
 from pathlib import Path
 
 import pytest
-from store_fixtures import built_demo
+from store_fixtures import built_demo, shallow_demo_runs
 
 from evalcore.analysis.decision import decide, stored_pair
 from evalcore.analysis.decision_queue import decide_queue
@@ -106,29 +106,13 @@ def test_next_item_puts_passed_items_last_and_skips_a_conflict_the_annotator_vot
     assert next_queue_item(open_study(db, DEMO_STUDY_ID, None), [], "z") is None
 
 
-def _shallow_copies(db, depth: int) -> tuple[str, str]:
-    """Runs A and B cut to their top ``depth`` results and stored to that depth."""
-    from evalcore.store.runs import add_run, get_run, run_results
-
-    study = open_study(db, DEMO_STUDY_ID, None)
-    names = []
-    for run in (A, B):
-        ranked = run_results(study, get_run(study, run).run_id)
-        rows = [(q, r, u, s) for q, units in ranked.items()
-                for r, (u, s) in enumerate(units[:depth], start=1)]
-        add_run(db, study_id=DEMO_STUDY_ID, name=f"{run}-top{depth}", source="imported", k=depth,
-                results=rows)
-        names.append(f"{run}-top{depth}")
-    return names[0], names[1]
-
-
 def test_runs_stored_to_depth_3_are_decided_at_cutoffs_up_to_3(db) -> None:
     """Ranks past a run's stored depth were never retrieved: the offered measures are taken
     at that depth, a deeper target is refused naming each run's depth, and the state's
     verdicts are at the capped cutoffs (never @10 or @5 on ranks that do not exist)."""
     from evalcore.live.decide_state import decide_measures, depth_note
 
-    a, b = _shallow_copies(db, 3)
+    a, b = shallow_demo_runs(db, 3)
     study = open_study(db, DEMO_STUDY_ID, None)
     offered = decide_measures(study, a, b)
     assert offered == ["P@3", "RR@3", "Success@3", "nDCG@3", "R@3"]
