@@ -81,7 +81,7 @@ from evalcore.live.decide_state import (
     decide_measures,
     decide_state,
     decide_target,
-    depth_note,
+    decide_depth_note,
     next_queue_item,
     study_run_names,
 )
@@ -659,7 +659,7 @@ def _decide_target(handle: Study) -> DecideTarget | None:
         st.selectbox("Run A", runs, key=RUN_A_KEY, persist_state="session")
         st.selectbox("Run B", runs, key=RUN_B_KEY, persist_state="session")
         st.selectbox("Measure", measures, key=MEASURE_KEY, persist_state="session")
-    note = depth_note(handle, st.session_state[RUN_A_KEY], st.session_state[RUN_B_KEY])
+    note = decide_depth_note(handle, st.session_state[RUN_A_KEY], st.session_state[RUN_B_KEY])
     if note is not None:
         say("caption", note)
     chosen = (st.session_state[key] for key in (RUN_A_KEY, RUN_B_KEY, MEASURE_KEY))

@@ -402,6 +402,16 @@ def depth_problems(depths: dict[str, int], measures: Sequence[Measure]) -> list[
     return problems
 
 
+def depth_note(depths: dict[str, int]) -> str:
+    """Why no cutoff past the shallowest of ``depths`` (run name: stored depth) is offered,
+    naming each run's depth: its ranks below were never retrieved."""
+    stored = [f"{name} to depth {k}" for name, k in depths.items()]
+    listed = stored[0] if len(stored) == 1 else f"{', '.join(stored[:-1])} and {stored[-1]}"
+    depth = min(depths.values())
+    return (f"Cutoffs up to @{depth} only: the runs are stored {listed}. Ranks past a run's "
+            "depth were never retrieved, so a deeper cutoff would count them as empty.")
+
+
 def require_stored_depth(study: Study, runs: Sequence[str], measures: Sequence[Measure]) -> None:
     """ValueError naming each of ``runs`` stored shallower than a measure's cutoff: its ranks
     below the stored depth were never retrieved, and a comparison would take them as empty

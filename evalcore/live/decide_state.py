@@ -13,6 +13,7 @@ from evalcore.analysis.decision import (
     Decision,
     capped,
     decide_measure,
+    depth_note,
     depth_problems,
     stored_depths,
     stored_pair,
@@ -62,17 +63,13 @@ def decide_measures(study: Study, run_a: str, run_b: str) -> list[str]:
     return list(dict.fromkeys(capped(parse_measure(m), depth).canonical for m in DECIDE_MEASURES))
 
 
-def depth_note(study: Study, run_a: str, run_b: str) -> str | None:
+def decide_depth_note(study: Study, run_a: str, run_b: str) -> str | None:
     """Why the offered measures' cutoffs are shallower than :data:`DECIDE_MEASURES` for two
-    runs, naming each run's stored depth; None when every offered cutoff fits."""
+    runs (:func:`~evalcore.analysis.decision.depth_note`); None when every cutoff fits."""
     depths = stored_depths(study, [run_a, run_b])
     if not depth_problems(depths, [parse_measure(m) for m in DECIDE_MEASURES]):
         return None
-    stored = " and ".join(f"{name} to depth {k}" for name, k in depths.items())
-    depth = min(depths.values())
-    return (f"The runs are stored {stored}: ranks past {depth} were never retrieved, so the "
-            f"measures are offered at cutoffs up to @{depth} (a deeper cutoff would count the "
-            "missing ranks as empty).")
+    return depth_note(depths)
 
 
 def decide_target(study: Study, run_a: str, run_b: str, measure: str) -> DecideTarget:

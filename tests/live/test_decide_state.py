@@ -110,16 +110,18 @@ def test_runs_stored_to_depth_3_are_decided_at_cutoffs_up_to_3(db) -> None:
     """Ranks past a run's stored depth were never retrieved: the offered measures are taken
     at that depth, a deeper target is refused naming each run's depth, and the state's
     verdicts are at the capped cutoffs (never @10 or @5 on ranks that do not exist)."""
-    from evalcore.live.decide_state import decide_measures, depth_note
+    from evalcore.live.decide_state import decide_depth_note, decide_measures
 
     a, b = shallow_demo_runs(db, 3)
     study = open_study(db, DEMO_STUDY_ID, None)
     offered = decide_measures(study, a, b)
     assert offered == ["P@3", "RR@3", "Success@3", "nDCG@3", "R@3"]
     assert decide_measures(study, A, B) == list(DECIDE_MEASURES)  # the demo's runs are deep
-    assert depth_note(study, A, B) is None
-    note = depth_note(study, a, b)
-    assert note is not None and f"{a} to depth 3 and {b} to depth 3" in note and "@3" in note
+    assert decide_depth_note(study, A, B) is None
+    note = decide_depth_note(study, a, b)
+    assert note == (f"Cutoffs up to @3 only: the runs are stored {a} to depth 3 and {b} to "
+                    "depth 3. Ranks past a run's depth were never retrieved, so a deeper cutoff "
+                    "would count them as empty.")
     with pytest.raises(TargetError) as caught:
         decide_target(study, a, b, "P@10")
     assert caught.value.parameter == "measure" and caught.value.valid == offered
