@@ -78,10 +78,10 @@ from evalcore.live.decide_state import (
     DecideState,
     DecideTarget,
     TargetError,
+    decide_depth_note,
     decide_measures,
     decide_state,
     decide_target,
-    decide_depth_note,
     next_queue_item,
     study_run_names,
 )

@@ -132,3 +132,17 @@ def test_runs_stored_to_depth_3_are_decided_at_cutoffs_up_to_3(db) -> None:
     assert [d.measure for d in state.decisions] == offered
     expected = decide(study, a, b, offered)
     assert [d.model_dump() for d in state.decisions] == [d.model_dump() for d in expected]
+
+
+def test_a_stored_run_is_not_evaluated_past_its_depth(db) -> None:
+    """The library read behind reports and the Dashboard refuses a cutoff past the stored
+    depth rather than taking the ranks never retrieved as empty."""
+    from evalcore.analysis.run_evaluation import evaluate_run_measures
+    from evalcore.contract.measures import parse_measure
+
+    a, _ = shallow_demo_runs(db, 3)
+    study = open_study(db, DEMO_STUDY_ID, None)
+    with pytest.raises(ValueError, match=f"run '{a}' was stored to depth 3; P@10 would need"):
+        evaluate_run_measures(study, a, measures=[parse_measure("P@10")])
+    _, chosen = evaluate_run_measures(study, a, measures=[parse_measure("P@3")])
+    assert chosen is not None
