@@ -504,7 +504,8 @@ depths = {n: infos[n].k for n in chosen_names} or {n: r.k for n, r in infos.item
 depth = min(depths.values())
 defaults = _default_measures(handle, depth)
 offered = _measure_options(defaults, depth)
-restore_choices(PAGE, "measures", "rl_compare_measures", offered, defaults, what="measures")
+restore_choices(PAGE, "measures", "rl_compare_measures", offered, defaults, what="measures",
+                absent="not offered for these runs (see under Measures)")
 measures = top[1].multiselect("Measures", offered, key="rl_compare_measures",
                               persist_state="session")
 if depth < max(CUTOFFS):  # why the deeper cutoffs are not offered, under the picker

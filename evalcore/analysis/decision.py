@@ -405,11 +405,16 @@ def depth_problems(depths: dict[str, int], measures: Sequence[Measure]) -> list[
 def depth_note(depths: dict[str, int]) -> str:
     """Why no cutoff past the shallowest of ``depths`` (run name: stored depth) is offered,
     naming each run's depth: its ranks below were never retrieved."""
-    stored = [f"{name} to depth {k}" for name, k in depths.items()]
-    listed = stored[0] if len(stored) == 1 else f"{', '.join(stored[:-1])} and {stored[-1]}"
     depth = min(depths.values())
-    return (f"Cutoffs up to @{depth} only: the runs are stored {listed}. Ranks past a run's "
-            "depth were never retrieved, so a deeper cutoff would count them as empty.")
+    names = list(depths)
+    if len(set(depths.values())) == 1:
+        runs = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        stored = f"{runs} {'is' if len(names) == 1 else 'are'} stored to depth {depth}"
+    else:
+        each = [f"{name} to depth {k}" for name, k in depths.items()]
+        stored = f"{names[0]} is stored to depth {depths[names[0]]}, " + ", ".join(each[1:])
+    return (f"Cutoffs up to @{depth} only: {stored}. Ranks past a run's depth were never "
+            "retrieved, so a deeper cutoff would count them as empty.")
 
 
 def require_stored_depth(study: Study, runs: Sequence[str], measures: Sequence[Measure]) -> None:

@@ -258,7 +258,7 @@ def test_runs_stored_to_depth_3_are_offered_cutoffs_up_to_3_with_the_reason(
     assert picker.options == ["P@3", "RR@3", "Success@3", "nDCG@3", "R@3"]
     assert picker.value == "P@3"
     captions = _text(at.caption)
-    assert f"Cutoffs up to @3 only: the runs are stored {a} to depth 3 and {b} to depth 3" in captions
+    assert f"Cutoffs up to @3 only: {a} and {b} are stored to depth 3. Ranks past" in captions
     assert "@10" not in _text(at.markdown) + captions
     deep = _open({"queue": "decide", "run_a": a, "run_b": b, "measure": "P@10"})
     error = _text(deep.error)

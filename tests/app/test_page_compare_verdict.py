@@ -365,15 +365,16 @@ def test_only_cutoffs_the_runs_hold_are_offered_and_the_caption_says_why(small_s
     assert "P@3" in options and "nDCG@3" in options
     assert not [m for m in options if m.split("@")[1] not in ("3",)], options
     captions = [c.value.replace("\\", "") for c in at.caption]
-    assert ("Cutoffs up to @3 only: the runs are stored r1 to depth 3 and r2 to depth 3. Ranks "
-            "past a run's depth were never retrieved, so a deeper cutoff would count them as "
-            "empty.") in captions
+    assert ("Cutoffs up to @3 only: r1 and r2 are stored to depth 3. Ranks past a run's depth "
+            "were never retrieved, so a deeper cutoff would count them as empty.") in captions
     assert not any("@10" in str(v) for t in at.table for v in t.value.index)
     linked = new_app(page=PAGE)
     linked.query_params["measures"] = "P@3,P@20"
     linked.run()
     assert linked.multiselect(key="rl_compare_measures").value == ["P@3"]
     assert list(_bottom(linked).index) == ["P@3"]
+    assert ("The address asks for measures 'P@20', not offered for these runs (see under "
+            "Measures); they are left out.") in [w.value.replace("\\", "") for w in linked.warning]
 
 
 def test_runs_stored_to_depth_10_are_offered_5_and_10_not_20_or_100(store_to_10,
@@ -382,5 +383,16 @@ def test_runs_stored_to_depth_10_are_offered_5_and_10_not_20_or_100(store_to_10,
     at = new_app(page=PAGE)
     options = at.multiselect(key="rl_compare_measures").options
     assert {m.split("@")[1] for m in options} == {"5", "10"}
-    assert any("Cutoffs up to @10 only: the runs are stored r1 to depth 10 and r2 to depth 10"
+    assert any("Cutoffs up to @10 only: r1 and r2 are stored to depth 10. Ranks past"
+               in c.value.replace("\\", "") for c in at.caption)
+    from evalcore.store.runs import add_run
+
+    add_run(db, study_id="s1", name="r3", source="imported", k=5,
+            results=[("q1", 1, "d4", 1.0), ("q2", 1, "d5", 1.0)])
+    at = new_app(page=PAGE)
+    at.multiselect(key="rl_compare_runs").set_value(["r1", "r3"]).run()
+    assert not at.exception, at.exception
+    options = at.multiselect(key="rl_compare_measures").options
+    assert {m.split("@")[1] for m in options} == {"5"}
+    assert any("Cutoffs up to @5 only: r1 is stored to depth 10, r3 to depth 5. Ranks past"
                in c.value.replace("\\", "") for c in at.caption)

@@ -119,9 +119,9 @@ def test_runs_stored_to_depth_3_are_decided_at_cutoffs_up_to_3(db) -> None:
     assert decide_measures(study, A, B) == list(DECIDE_MEASURES)  # the demo's runs are deep
     assert decide_depth_note(study, A, B) is None
     note = decide_depth_note(study, a, b)
-    assert note == (f"Cutoffs up to @3 only: the runs are stored {a} to depth 3 and {b} to "
-                    "depth 3. Ranks past a run's depth were never retrieved, so a deeper cutoff "
-                    "would count them as empty.")
+    assert note == (f"Cutoffs up to @3 only: {a} and {b} are stored to depth 3. Ranks past a "
+                    "run's depth were never retrieved, so a deeper cutoff would count them as "
+                    "empty.")
     with pytest.raises(TargetError) as caught:
         decide_target(study, a, b, "P@10")
     assert caught.value.parameter == "measure" and caught.value.valid == offered
