@@ -60,6 +60,12 @@ def _written() -> dict:
     return st.session_state.setdefault(_WRITTEN_KEY, {})
 
 
+def new_request(page: str, *params: str) -> bool:
+    """Whether the address's ``params`` differ from what this session last wrote there on
+    ``page`` (:func:`write_address`): a reload, bookmark, shared link or Back asks anew."""
+    return any(st.query_params.get(param) != _written().get((page, param)) for param in params)
+
+
 def restore_choice(page: str, param: str, key: str, options: list[str], *, what: str) -> None:
     """Seed the selector ``key`` (one of ``options``) before it is drawn.
 
@@ -71,7 +77,7 @@ def restore_choice(page: str, param: str, key: str, options: list[str], *, what:
     if key in st.session_state and st.session_state[key] not in options:
         del st.session_state[key]
     wanted = st.query_params.get(param)
-    if wanted is not None and wanted != _written().get((page, param)):
+    if wanted is not None and new_request(page, param):
         if wanted in options:
             st.session_state[key] = wanted
         else:
@@ -110,7 +116,7 @@ def restore_choices(page: str, param: str, key: str, options: list[str], default
     address holds the choices comma-separated (``?runs=a,b``), unknown ones are named with
     ``absent`` saying why they are not among ``options``."""
     wanted = st.query_params.get(param)
-    if wanted is not None and wanted != _written().get((page, param)):
+    if wanted is not None and new_request(page, param):
         names = [name for name in wanted.split(",") if name]
         unknown = [name for name in names if name not in options]
         if unknown:

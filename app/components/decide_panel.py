@@ -44,12 +44,11 @@ def decide_queue_params(run_a: str, run_b: str, measure: str,
                                      strict=True)), **extra)
 
 
-def interval_text(decision: Decision) -> str:
-    """``mean A − B in [lo, hi]`` (empty when the decision has no interval)."""
+def _bounds(decision: Decision) -> str:
+    """``[lo, hi]`` of the decision's interval (empty when it has none)."""
     if decision.lower is None or decision.upper is None:
         return ""
-    return (f"mean {decision.run_a} − {decision.run_b} in "
-            f"[{decision.lower:+.4f}, {decision.upper:+.4f}]")
+    return f"[{decision.lower:+.4f}, {decision.upper:+.4f}]"
 
 
 def settled_text(decision: Decision) -> str:
@@ -59,26 +58,21 @@ def settled_text(decision: Decision) -> str:
                 "be 0, whatever the missing labels are.")
     better = decision.run_a if decision.verdict == "a_better" else decision.run_b
     return (f"{decision.measure} is decided: {better} is better, whatever the missing labels "
-            f"are ({interval_text(decision)}).")
-
-
-def _needed(state: DecideState) -> str:
-    n = state.labels_to_decide
-    if n is None:
-        return ("labeling the units of this queue is not expected to decide it (units no run "
-                "returned may keep it open)")
-    return f"about {n} label{'s' if n != 1 else ''} still needed (an estimate)"
+            f"are (mean {decision.run_a} − {decision.run_b} in {_bounds(decision)}).")
 
 
 def show_verdict_panel(state: DecideState) -> None:
     """The target measure's verdict, its interval and the labels still needed; then the
     other offered measures in one line each. Keyed ``rl_verdict`` (tests read it)."""
-    decision = state.decision
+    decision, n = state.decision, state.labels_to_decide
     with st.container(border=True, key="rl_verdict"):
         st.markdown("**" + escape_markdown(f"{decision.measure}: {decision.verdict_text}") + "**")
         if decision.verdict == "undecided":
-            say("markdown", interval_text(decision))
-            say("markdown", _needed(state))
+            if _bounds(decision):
+                say("markdown", f"mean {decision.run_a} − {decision.run_b} in {_bounds(decision)}")
+            say("markdown", f"about {n} label{'s' if n != 1 else ''} still needed (an estimate)"
+                if n is not None else "labeling the units of this queue is not expected to "
+                "decide it (units no run returned may keep it open)")
             say("caption",
                 f"{decision.n_unknown_units} unknown units can still move it; "
                 f"{decision.n_known} of {decision.n_queries} queries' differences are known.")
@@ -88,12 +82,9 @@ def show_verdict_panel(state: DecideState) -> None:
             say("warning",
                 decision.summary + ". Labels from this queue cannot decide it; the blocking "
                 "order lists what lifts those reasons.")
-        lines = [
-            f"{d.measure}: {d.verdict_text}"
-            + (f" [{d.lower:+.4f}, {d.upper:+.4f}]" if d.lower is not None and d.upper is not None
-               and d.verdict == "undecided" else "")
-            for d in state.decisions if d.measure != decision.measure
-        ]
+        lines = [f"{d.measure}: {d.verdict_text}"
+                 + (f" {_bounds(d)}" if _bounds(d) and d.verdict == "undecided" else "")
+                 for d in state.decisions if d.measure != decision.measure]
         if lines:
             say("caption", "Other measures: " + " · ".join(lines))
 
@@ -110,7 +101,7 @@ def show_verdict_line(state: DecideState) -> None:
     decision = state.decision
     parts = [f"{decision.measure}: {decision.verdict_text}"]
     if decision.verdict == "undecided" and decision.lower is not None:
-        parts.append(f"[{decision.lower:+.4f}, {decision.upper:+.4f}]")
+        parts.append(_bounds(decision))
         if state.labels_to_decide is not None:
             parts.append(f"about {state.labels_to_decide} labels still needed")
     st.html(_NARROW_ONLY)

@@ -171,10 +171,8 @@ def item_keys(caption: str, screen: int | None, on_presses: Callable[[], None]) 
 
 def new_presses() -> list[Press]:
     """The presses the server has not taken yet, in press order (each is taken once)."""
-    state = st.session_state.get(KEYS_WIDGET)
-    value = None
-    if state is not None:
-        value = state.get("presses") if hasattr(state, "get") else getattr(state, "presses", None)
+    state = st.session_state.get(KEYS_WIDGET)  # None before the component's first value
+    value = state.get("presses") if hasattr(state, "get") else getattr(state, "presses", None)
     if not isinstance(value, dict):
         return []
     nonce = str(value.get("nonce", ""))

@@ -2,10 +2,8 @@
 
 One :class:`evalcore.live.dashboard.LiveDashboard` per store and study, under a lock: the
 first reader builds it, later readers ``refresh`` it (only the queries touched since are
-evaluated again). Every read takes the page's :class:`evalcore.store.study_handle.Study`
-(opened for the session's reader, so a session that may not read the study never reaches
-the state), and a handle refreshes the state once: a page run reads it several times, and
-each read of the store's marks is a round trip on PostgreSQL.
+evaluated again), once per page-run handle (each read of the store's marks is a round trip
+on PostgreSQL). Every read takes the page's :class:`evalcore.store.study_handle.Study`.
 """
 
 import threading

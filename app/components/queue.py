@@ -27,6 +27,8 @@ class WalkState:
     cursor: str | None = None
     skipped: list[str] = field(default_factory=list)
     cant_judge: list[str] = field(default_factory=list)
+    #: the item last labeled or passed (cursor None): the walk goes on after it
+    after: str | None = None
 
     @property
     def passed(self) -> set[str]:
@@ -60,10 +62,11 @@ def next_unlabeled(
 def current_item(
     order: Sequence[str], labeled: Collection[str], state: WalkState
 ) -> str | None:
-    """The item to show: the cursor if it is in the pool, else the first unlabeled one."""
+    """The item to show: the cursor if it is in the pool, else the next unlabeled one (after
+    the item last labeled or passed)."""
     if state.cursor in order:
         return state.cursor
-    return next_unlabeled(order, labeled, state.passed)
+    return next_unlabeled(order, labeled, state.passed, after=state.after)
 
 
 def step(order: Sequence[str], current: str | None, delta: int) -> str | None:

@@ -36,17 +36,15 @@ ANNOTATOR_PARAM = "annotator"
 STUDY_PARAM = "study"
 
 
-def default_db_path() -> Path:
-    """``$XDG_DATA_HOME/relevance-ledger/demo.sqlite`` (``~/.local/share`` by default)."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "relevance-ledger" / "demo.sqlite"
-
-
 def db_path() -> Path | str:
     """The store this app works on: ``$RELEVANCE_LEDGER_DB`` (a path or a ``postgresql://``
-    URL) or :func:`default_db_path`."""
+    URL), else ``$XDG_DATA_HOME/relevance-ledger/demo.sqlite`` (``~/.local/share`` by
+    default)."""
     configured = os.environ.get(ENV_DB, "").strip()
-    return store_target(configured) if configured else default_db_path()
+    if configured:
+        return store_target(configured)
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "relevance-ledger" / "demo.sqlite"
 
 
 def get_db() -> sqlite_utils.Database:
@@ -71,19 +69,11 @@ def _seed_demo_if_empty(db: sqlite_utils.Database) -> None:
             ensure_demo_if_empty(db)
 
 
-def studies(db: sqlite_utils.Database) -> list[StudyIn]:
-    """The studies this session may open (:mod:`evalcore.access`).
-
-    Signed in (team mode): the team-mode studies the identity may see. Without
-    sign-in the identity is self-declared, so only studies in local
-    single-user mode are listed.
-    """
-    return _listed(db)[0]
-
-
 def _listed(db: sqlite_utils.Database) -> tuple[list[StudyIn], int]:
-    """:func:`studies`, and without sign-in how many team-mode studies it leaves out (0
-    when signed in): one read of the store's studies."""
+    """The studies this session may open (:mod:`evalcore.access`), and how many team-mode
+    studies that leaves out (one read of the store's studies). Signed in (team mode): the
+    team-mode studies the identity may see. Without sign-in the identity is self-declared,
+    so only studies in local single-user mode are listed."""
     from app.components.auth import signed_in_user
     from evalcore.store.scoping import local_studies_and_team_count, visible_studies
 
@@ -99,7 +89,7 @@ def current_study(db: sqlite_utils.Database) -> StudyIn | None:
     not run): a page asks without a statement to the store."""
     known = st.session_state.get(_KNOWN_KEY)
     if known is None:
-        known = studies(db)
+        known = _listed(db)[0]
     if not known:
         return None
     ids = [s.study_id for s in known]

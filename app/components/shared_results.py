@@ -1,12 +1,11 @@
 """Results shared by every session of the app process, valid while the store's marks hold.
 
-A page that computes a study-wide result (a run comparison, the annotators' agreement, a
-run's evaluation on a frozen version) asks :func:`shared_result`: the first session computes
-it, every other click and session reuses it (read-only) until the store's marks
-(:mod:`evalcore.store.marks`) move. The computation is shared, the authorization is not:
-every call takes the page's :class:`evalcore.store.study_handle.Study`, made only once the
-session's reader may read the study, and finds only its study's results, in Streamlit's
-resource cache keyed by the store's identity, the study, the page's key and the marks.
+The first session computes a study-wide result (:func:`shared_result`), every other click
+and session reuses it (read-only) until the store's marks (:mod:`evalcore.store.marks`)
+move. The computation is shared, the authorization is not: every call takes the page's
+:class:`evalcore.store.study_handle.Study`, made only once the session's reader may read the
+study, and finds only its study's results (keyed by the store's identity, the study, the
+page's key and the marks).
 """
 
 import threading

@@ -1,14 +1,10 @@
 """The study's labeling progress and its queries' pools, shared by every session.
 
-The study's progress (:func:`study_progress_if_ready`), and each annotator's share of it, is
-counted once per server process and kept up to date from the store's marks
-(:mod:`evalcore.store.marks`): only the queries a label, undo, adjudication or completeness
-claim touched are counted again (:func:`evalcore.annotation.progress.progress_now`). A new
-run or a first visit counts everything, for a large study on a thread of its own while the
-page is drawn without the counts. Each query's pool is kept per set of runs
-(:func:`cached_pool`). Every read goes through the page's
-:class:`evalcore.store.study_handle.Study` (checked for the session's reader), even of a
-state another session counted; the thread opens its own handle as the same reader.
+The progress is counted once per server process and kept up to date from the store's
+marks: only the queries touched since are counted again
+(:func:`evalcore.annotation.progress.progress_now`); a large study's first count runs on a
+thread of its own. Every read goes through the page's
+:class:`evalcore.store.study_handle.Study` (checked for the session's reader).
 """
 
 import threading

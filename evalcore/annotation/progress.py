@@ -17,13 +17,20 @@ from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.query_order import natural_key
 from evalcore.store.completeness import (
     CompletenessEvent,
+    completeness_history,
     completeness_states,
-    is_complete,
     mark_complete,
 )
 from evalcore.store.marks import StoreMarks, store_marks, study_events, touched_queries
 from evalcore.store.pools import pooled_units, study_pools
-from evalcore.store.resolution import annotator_units, resolved_gains
+from evalcore.store.resolution import (
+    ResolvedLabel,
+    annotator_key,
+    annotator_units,
+    gains_with_conflicts,
+    resolve_query,
+    resolved_gains,
+)
 from evalcore.store.study_handle import Study, open_study
 from evalcore.store.transaction import read_snapshot, write_transaction
 
@@ -97,14 +104,43 @@ def _count(
         outside_pool=len(gains) - inside - conflicts_outside, complete=complete)
 
 
+@dataclass(frozen=True)
+class QueryLabels:
+    """One read of a query's labels (its resolved units and completeness events, oldest
+    first): what a page run's queue, progress and metrics of the query all derive from."""
+
+    query_id: str
+    resolved: dict[str, ResolvedLabel]
+    history: list[CompletenessEvent]
+
+    @property
+    def complete(self) -> bool:
+        """Whether the query's relevant set is claimed complete now (its latest event)."""
+        return bool(self.history) and self.history[-1].state == "complete"
+
+    def mine(self, annotator: str) -> dict[str, int]:
+        """unit -> ``annotator``'s current gain (rule 1: a label not undone)."""
+        who = annotator_key(annotator)
+        return {u: label.annotators[who] for u, label in self.resolved.items()
+                if who in label.annotators}
+
+    def progress(self, pooled: set[str], annotator: str = "") -> QueryProgress:
+        """The query's progress over the pool ``pooled`` (``mine``: ``annotator``'s units)."""
+        mine = set(self.mine(annotator)) if annotator else set()
+        return _count(self.query_id, pooled, gains_with_conflicts(self.resolved), mine,
+                      self.complete)
+
+
+def query_labels(study: Study, query_id: str) -> QueryLabels:
+    """The query's resolved labels and completeness events, read once."""
+    return QueryLabels(query_id, resolve_query(study, query_id),
+                       completeness_history(study, query_id))
+
+
 def query_progress(study: Study, query_id: str, annotator: str = "") -> QueryProgress:
     """Progress of one query (cheap: one pool query, one resolution)."""
     pooled = pooled_units(study, [query_id])[query_id]
-    gains = resolved_gains(study, [query_id], conflicts=True).get(query_id, {})
-    mine = set()  # the units the annotator holds a current label on (none without a name)
-    if annotator:
-        mine = annotator_units(study, annotator, [query_id]).get(query_id, set())
-    return _count(query_id, pooled, gains, mine, is_complete(study, query_id))
+    return query_labels(study, query_id).progress(pooled, annotator)
 
 
 def study_progress(study: Study, annotator: str = "") -> StudyProgress:

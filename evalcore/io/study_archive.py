@@ -1,36 +1,29 @@
 """The study archive format: one zip holding a whole study, member by member.
 
-A study archive (``evalcore export study``) is a zip of JSON-lines members, one
-per kind of row (:data:`MEMBERS`: the columns of each, in order), and a
-``manifest.json`` naming the format and its version, the store's schema version,
-the study id, and per member its row count, byte size and sha256. Every row is
-one compact JSON object per line, keys in column order, so the same study
-always gives the same bytes. Store-local numbers (event ids, run ids, report
-ids) are not written: a row's position in its member is its order, and runs
-and reports are named.
+A study archive (``evalcore export study``) is a zip of JSON-lines members, one per kind of
+row (:data:`MEMBERS`: the columns of each, in order), and a ``manifest.json`` naming the
+format and its version, the store's schema version, the study id, and per member its row
+count, byte size and sha256. Every row is one compact JSON object per line, keys in column
+order, so the same study always gives the same bytes. Store-local numbers (event ids, run
+ids, report ids) are not written: a row's position in its member is its order, and runs and
+reports are named.
 
-**Signing.** A study archive carries its own integrity (the member hashes in the
-manifest) but not its origin: anyone can rewrite a member and recompute the
-manifest. When the organisation sets a signing key (a file of at least 32
-secret bytes, readable by its owner only, kept outside the store it protects:
-:func:`load_signing_key`), the archive holds ``signature.json``, an HMAC-SHA256
-of ``manifest.json``'s exact bytes under that key, with the key's id. Reading
-with the key (:func:`open_archive` ``signing_key=``) refuses an archive whose
-signature does not match (tampered after signing, or signed with another key),
-and one without a signature unless ``accept_unsigned``; reading without a key
-reports the origin as unverified (:class:`ArchiveOrigin`), which the import
-records in the audit log.
+**Signing.** Member hashes prove an archive whole, not its origin: anyone can rewrite a
+member and recompute the manifest. With the organisation's signing key (at least 32 secret
+bytes in a file only its owner reads, kept outside the store: :func:`load_signing_key`) the
+archive holds ``signature.json``, an HMAC-SHA256 of ``manifest.json``'s exact bytes with the
+key's id. Reading with the key refuses a signature that does not match, and an unsigned
+archive unless ``accept_unsigned``; reading without one reports the origin as unverified
+(:class:`ArchiveOrigin`), which the import records in the audit log.
 
-Reading an archive (:func:`open_archive`) trusts nothing: the zip is unpacked
-with the bounded extractor of :mod:`evalcore.io.zip_extract` (declared and
-actual sizes, compression ratio, entry count, safe paths); the manifest must
-name this format and a version this reader knows; every member must be there,
-nothing else may be, and each must match its recorded sha256 and row count;
-every row must have exactly its member's columns with values of the right type
-and range, and no longer than one document may be (:func:`max_row_bytes`; a
-longer row stops reading at once). Every problem is an :class:`~evalcore.io.errors.InputErrors` naming
-the archive, the member and the line. No SQL here: the store reads and writes
-the rows (:mod:`evalcore.store.study_archive`).
+Reading (:func:`open_archive`) trusts nothing: the zip is unpacked by the bounded extractor
+of :mod:`evalcore.io.zip_extract` (sizes, compression ratio, entry count, safe paths); the
+manifest must name this format and a version this reader knows; every member must be there,
+nothing else may be, each must match its sha256 and row count; every row must have exactly
+its member's columns with values of the right type and range, and be no longer than one
+document may be (:func:`max_row_bytes`; a longer row stops reading at once). Every problem
+is an :class:`~evalcore.io.errors.InputErrors` naming the archive, the member and the line.
+No SQL here: the store reads and writes the rows (:mod:`evalcore.store.study_archive`).
 """
 
 from __future__ import annotations
@@ -41,8 +34,9 @@ import json
 import shutil
 import stat
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -99,14 +93,18 @@ def _column(spec: str) -> Column:
     return Column(name, kind or "str", optional)
 
 
-#: Member file -> its columns, in the order written (:func:`_column`; a line that starts
-#: with spaces goes on with the member above). ``study.jsonl`` has one row. Automatic
-#: judgments (never evidence): each published import numbered from 1 in the order it was
-#: made (``number``: the archive's own key, store ids are not written), and each import's
-#: labels naming it by that number.
+def spec_table(text: str) -> dict[str, str]:
+    """The ``key: value`` lines of ``text`` as a dict; a line that starts with four spaces
+    goes on with the line above."""
+    return dict(line.split(": ", 1) for line in text.replace("\n    ", " ").strip().splitlines())
+
+
+#: Member file -> its columns, in the order written (:func:`_column`). ``study.jsonl`` has
+#: one row. Automatic judgments (never evidence): each published import numbered from 1 in
+#: the order it was made (``number``: the archive's own key, store ids are not written), and
+#: each import's labels naming it by that number.
 MEMBERS: dict[str, tuple[Column, ...]] = {
-    member: tuple(_column(c) for c in columns.split())
-    for member, columns in (line.split(":", 1) for line in """
+    member: tuple(_column(c) for c in columns.split()) for member, columns in spec_table("""
 study.jsonl: name corpus_id retrieval_unit relevance_threshold=1..4 gain=linear|exponential
     org_id? created_at org_name? corpus_owner? measures?
 queries.jsonl: query_id text description narrative
@@ -135,7 +133,7 @@ sample_units.jsonl: sample position=1.. query_id unit_id stratum=0.. draw=1..
 sample_nonresponses.jsonl: sample query_id unit_id kind=skip|cant_judge annotator created_at
 automatic_imports.jsonl: number=1.. source file format imported_by imported_at
 automatic_labels.jsonl: import=1.. query_id unit_id gain=0..4
-""".replace("\n    ", " ").strip().splitlines())
+""").items()
 }
 
 #: Members a format version added (absent from older archives, read as empty).
@@ -151,15 +149,11 @@ def members_of(version: int = FORMAT_VERSION) -> list[str]:
     return [m for m in MEMBERS if ADDED_IN.get(m, 1) <= version]
 
 
-#: Members whose columns differ in format version 1 (read only).
-_V1_MEMBERS: dict[str, tuple[Column, ...]] = {
-    "organisation_members.jsonl": MEMBERS["organisation_members.jsonl"][:3],
-}
-
-
 def member_columns(member: str, version: int = FORMAT_VERSION) -> tuple[Column, ...]:
-    """The columns of ``member`` in archives of format ``version``."""
-    return (_V1_MEMBERS.get(member) if version == 1 else None) or MEMBERS[member]
+    """The columns of ``member`` in archives of format ``version`` (version 1's organisation
+    members have no role)."""
+    columns = MEMBERS[member]
+    return columns[:3] if version == 1 and member == "organisation_members.jsonl" else columns
 
 
 class MemberEntry(BaseModel):
@@ -207,9 +201,6 @@ class ArchiveOrigin(FrozenModel):
     key_id: str | None = None
     note: str
 
-    def audit(self) -> dict[str, Any]:
-        return {"verified": self.verified, "signed": self.signed, "key_id": self.key_id}
-
 
 def load_signing_key(path: str | Path) -> bytes:
     """The signing key in the file at ``path`` (surrounding whitespace dropped).
@@ -245,75 +236,54 @@ def key_id(key: bytes) -> str:
     return hashlib.sha256(b"relevance-ledger archive signing key\0" + key).hexdigest()[:16]
 
 
-def sign_manifest(manifest: bytes, key: bytes) -> ArchiveSignature:
-    """The signature of the manifest's exact bytes under ``key``."""
-    return ArchiveSignature(algorithm="HMAC-SHA256", key_id=key_id(key),
-                            manifest_hmac=hmac.new(key, manifest, hashlib.sha256).hexdigest())
+def _hmac(key: bytes, manifest: bytes) -> str:
+    """The HMAC-SHA256 of the manifest's exact bytes under ``key``."""
+    return hmac.new(key, manifest, hashlib.sha256).hexdigest()
+
+
+def _sha256(path: Path) -> str:
+    with path.open("rb") as stream:
+        return hashlib.file_digest(stream, "sha256").hexdigest()
 
 
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
-class MemberWriter:
-    """Writes one member file, counting rows and hashing its bytes (in blocks of rows)."""
-
-    BLOCK = 10_000
-
-    def __init__(self, folder: Path, name: str) -> None:
-        self.name = name
-        self.names = [c.name for c in MEMBERS[name]]
-        self.path = folder / name
-        self._stream = self.path.open("wb")
-        self._digest = hashlib.sha256()
-        self._pending: list[str] = []
-        self.rows = 0
-        self.bytes = 0
-
-    def write(self, row: tuple) -> None:
-        line = _ENCODER.encode(dict(zip(self.names, row, strict=True)))  # keys in column order
-        self._pending.append(line + "\n")
-        self.rows += 1
-        if len(self._pending) >= self.BLOCK:
-            self._flush()
-
-    def _flush(self) -> None:
-        reporter().advance(len(self._pending))
-        data = "".join(self._pending).encode("utf-8")
-        self._pending.clear()
-        self._digest.update(data)
-        self.bytes += len(data)
-        self._stream.write(data)
-
-    def close(self) -> MemberEntry:
-        self._flush()
-        self._stream.close()
-        return MemberEntry(rows=self.rows, bytes=self.bytes, sha256=self._digest.hexdigest())
-
-
-#: Zip entries get this fixed time, so the same members always make the same zip.
-_ZIP_TIME = (1980, 1, 1, 0, 0, 0)
+def write_member(folder: Path, member: str, rows: Iterable[tuple]) -> MemberEntry:
+    """Write ``rows`` (values in :data:`MEMBERS` column order) as the member file in ``folder``:
+    one compact JSON object a line, keys in column order."""
+    names, path, count = [c.name for c in MEMBERS[member]], folder / member, 0
+    with path.open("w", encoding="utf-8") as stream:
+        for count, row in enumerate(rows, 1):
+            stream.write(_ENCODER.encode(dict(zip(names, row, strict=True))) + "\n")
+            if not count % 10_000:
+                reporter().advance(10_000)
+    reporter().advance(count % 10_000)
+    return MemberEntry(rows=count, bytes=path.stat().st_size, sha256=_sha256(path))
 
 
 def write_zip(folder: Path, manifest: Manifest, out: Path, *,
               signing_key: bytes | None = None) -> None:
     """Zip ``manifest`` and the member files in ``folder`` into ``out``, with
-    ``signature.json`` when a ``signing_key`` is given."""
+    ``signature.json`` when a ``signing_key`` is given. Every entry has a fixed time, so the
+    same members always make the same zip."""
     manifest_bytes = (manifest.model_dump_json(indent=2) + "\n").encode("utf-8")
+    entries = {MANIFEST: manifest_bytes}
+    if signing_key is not None:
+        signature = ArchiveSignature(algorithm="HMAC-SHA256", key_id=key_id(signing_key),
+                                     manifest_hmac=_hmac(signing_key, manifest_bytes))
+        entries[SIGNATURE] = (signature.model_dump_json(indent=2) + "\n").encode("utf-8")
+    entries |= dict.fromkeys(MEMBERS)
     with zipfile.ZipFile(out, "w", compression=zipfile.ZIP_DEFLATED, compresslevel=6) as archive:
-        archive.writestr(_zip_entry(MANIFEST), manifest_bytes)
-        if signing_key is not None:
-            signature = sign_manifest(manifest_bytes, signing_key)
-            archive.writestr(_zip_entry(SIGNATURE), signature.model_dump_json(indent=2) + "\n")
-        for name in MEMBERS:
-            with (folder / name).open("rb") as src, archive.open(_zip_entry(name), "w") as dst:
-                shutil.copyfileobj(src, dst, 1024 * 1024)
-
-
-def _zip_entry(name: str) -> zipfile.ZipInfo:
-    """A deflated zip entry with the fixed time."""
-    info = zipfile.ZipInfo(name, _ZIP_TIME)
-    info.compress_type = zipfile.ZIP_DEFLATED
-    return info
+        for name, data in entries.items():
+            info = zipfile.ZipInfo(name, (1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED
+            with archive.open(info, "w") as dst:
+                if data is None:
+                    with (folder / name).open("rb") as src:
+                        shutil.copyfileobj(src, dst, 1024 * 1024)
+                else:
+                    dst.write(data)
 
 
 @dataclass
@@ -337,16 +307,6 @@ class OpenedArchive:
             for line in stream:
                 yield {**json.loads(line), **added} if added else json.loads(line)
 
-    def count(self, member: str) -> int:
-        entry = self.manifest.members.get(member)
-        return 0 if entry is None else entry.rows
-
-
-def _fail(name: str, message: str, hint: str | None = None, member: str | None = None,
-          line: int | None = None) -> InputErrors:
-    where = name if member is None else f"{name}:{member}"
-    return InputErrors.one(where, message, hint, line=line)
-
 
 _NOT_AN_ARCHIVE = "give a file written by `evalcore export study`"
 _REEXPORT = "export the study again with `evalcore export study` and import that archive"
@@ -366,7 +326,7 @@ def open_archive(path: Path, workdir: Path, *, known_schema: int,
     extract_zip(path, name, workdir, max_unzipped=limits.max_unpacked_bytes, hint=hint)
     manifest_path = workdir / MANIFEST
     if not manifest_path.is_file():
-        raise _fail(name, f"no {MANIFEST} in the archive: not a study archive", _NOT_AN_ARCHIVE)
+        raise InputErrors.one(name, f"no {MANIFEST} in the archive: not a study archive", _NOT_AN_ARCHIVE)
     manifest = _manifest(name, manifest_path, known_schema)
     signed = manifest_path.read_bytes(), workdir / SIGNATURE
     origin = _origin(name, *signed, signing_key, accept_unsigned)
@@ -402,9 +362,9 @@ def _origin(name: str, manifest: bytes, signature_path: Path, key: bytes | None,
         try:
             signature = ArchiveSignature.model_validate_json(signature_path.read_bytes())
         except (ValidationError, ValueError):
-            raise _fail(name, f"{SIGNATURE} is malformed", _REEXPORT) from None
+            raise InputErrors.one(name, f"{SIGNATURE} is malformed", _REEXPORT) from None
         if signature.algorithm != "HMAC-SHA256":
-            raise _fail(name, f"{SIGNATURE} names algorithm {signature.algorithm[:80]!r}; this "
+            raise InputErrors.one(name, f"{SIGNATURE} names algorithm {signature.algorithm[:80]!r}; this "
                               "evalcore verifies HMAC-SHA256 only", _REEXPORT)
     if key is None:
         state = f"signed with key {signature.key_id}, but " if signature else "not signed, and "
@@ -413,7 +373,7 @@ def _origin(name: str, manifest: bytes, signature_path: Path, key: bytes | None,
                 "RELEVANCE_LEDGER_ARCHIVE_KEY_FILE) to verify archives")
     elif signature is None:
         if not accept_unsigned:
-            raise _fail(name, f"the archive is not signed, and a signing key (id {key_id(key)}) "
+            raise InputErrors.one(name, f"the archive is not signed, and a signing key (id {key_id(key)}) "
                               f"is configured: {_UNVERIFIED}; nothing was written",
                         "ask its exporter for an archive signed with your organisation's key, "
                         "or import it with --accept-unsigned to take it as unverified (recorded "
@@ -422,19 +382,17 @@ def _origin(name: str, manifest: bytes, signature_path: Path, key: bytes | None,
     else:
         mine = key_id(key)
         if signature.key_id != mine:
-            raise _fail(name, f"the archive is signed with key {signature.key_id[:16]}, not with "
+            raise InputErrors.one(name, f"the archive is signed with key {signature.key_id[:16]}, not with "
                               f"the configured key {mine}: it cannot be verified; nothing was "
                               "written", "give the key it was signed with (--signing-key FILE)")
-        expected = hmac.new(key, manifest, hashlib.sha256).hexdigest()
-        if not hmac.compare_digest(expected, signature.manifest_hmac):
-            raise _fail(name, "the archive's signature does not match its manifest: it was "
+        if not hmac.compare_digest(_hmac(key, manifest), signature.manifest_hmac):
+            raise InputErrors.one(name, "the archive's signature does not match its manifest: it was "
                               "altered after it was signed; nothing was written",
                         "import the archive its exporter signed, or ask them to export it again")
         note = f"the archive's origin is verified: signed with key {mine}"
     signed = signature is not None
-    signer = None if signature is None else signature.key_id
-    verified = signed and key is not None
-    return ArchiveOrigin(verified=verified, signed=signed, key_id=signer, note=note)
+    return ArchiveOrigin(verified=signed and key is not None, signed=signed,
+                         key_id=signature.key_id if signature else None, note=note)
 
 
 def max_row_bytes(limits: ReadLimits) -> int:
@@ -447,23 +405,23 @@ def _manifest(name: str, path: Path, known_schema: int) -> Manifest:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise _fail(name, f"{MANIFEST} is not valid JSON: {exc}", _REEXPORT) from None
+        raise InputErrors.one(name, f"{MANIFEST} is not valid JSON: {exc}", _REEXPORT) from None
     if not isinstance(raw, dict) or raw.get("format") != FORMAT:
         message = f"{MANIFEST} does not name the format {FORMAT!r}: not a study archive"
-        raise _fail(name, message, _NOT_AN_ARCHIVE)
+        raise InputErrors.one(name, message, _NOT_AN_ARCHIVE)
     version = raw.get("format_version")
     if version not in READABLE_VERSIONS or isinstance(version, bool):
-        raise _fail(name, f"archive format version {version!r}"[:120] + " is not one this "
+        raise InputErrors.one(name, f"archive format version {version!r}"[:120] + " is not one this "
                           f"evalcore reads (it reads version "
                           f"{', '.join(map(str, READABLE_VERSIONS))})",
                     "import it with the evalcore version that wrote it, or upgrade")
     try:
         manifest = Manifest.model_validate(raw)
     except ValidationError as exc:
-        raise _fail(name, f"{MANIFEST} is malformed: {exc.errors()[0]['msg']} at "
+        raise InputErrors.one(name, f"{MANIFEST} is malformed: {exc.errors()[0]['msg']} at "
                           f"{'.'.join(str(p) for p in exc.errors()[0]['loc'])}", _REEXPORT) from None
     if manifest.schema_version > known_schema:
-        raise _fail(name, f"the archive was written by a store at schema version "
+        raise InputErrors.one(name, f"the archive was written by a store at schema version "
                           f"{manifest.schema_version}, newer than this evalcore's {known_schema}",
                     "upgrade relevance-ledger to import it")
     return manifest
@@ -474,39 +432,26 @@ def _check_member(name: str, folder: Path, member: str, manifest: Manifest,
     """``member`` against its manifest entry (hash, size, rows) and its columns, row by row."""
     path, max_row, where = folder / member, max_row_bytes(limits), f"{name}:{member}"
     entry, columns = manifest.members[member], member_columns(member, manifest.format_version)
-    digest = hashlib.sha256()
-    size = 0
+    digest, size = _sha256(path), path.stat().st_size
+    if digest != entry.sha256 or size != entry.bytes:
+        raise InputErrors.one(where, f"sha256 {digest[:16]}... ({size:,} bytes) does not match the "
+                                  f"manifest's {entry.sha256[:16]}... ({entry.bytes:,} bytes): "
+                                  "the member was altered or damaged after export", _REEXPORT)
+    log, rows = ErrorLog(where), 0
     with path.open("rb") as stream:
-        while chunk := stream.read(1024 * 1024):
-            digest.update(chunk)
-            size += len(chunk)
-    if digest.hexdigest() != entry.sha256 or size != entry.bytes:
-        raise _fail(name, f"sha256 {digest.hexdigest()[:16]}... ({size:,} bytes) does not match "
-                          f"the manifest's {entry.sha256[:16]}... ({entry.bytes:,} bytes): the "
-                          "member was altered or damaged after export", _REEXPORT, member=member)
-    log = ErrorLog(where)
-    progress = reporter()
-    rows = 0
-    with path.open("rb") as stream:
-        number = 0
-        while raw := stream.readline(max_row + 1):
-            number += 1
+        for rows, raw in enumerate(iter(partial(stream.readline, max_row + 1), b""), 1):
             if len(raw) > max_row:
-                raise _fail(name, f"a row longer than {max_row:,} bytes: larger than one "
-                                  "document may be; reading stopped here",
-                            f"raise the bound with {DOCUMENT_OPTION} if the archive is genuine",
-                            member=member, line=number)
-            rows += 1
+                raise InputErrors.one(where, f"a row longer than {max_row:,} bytes: larger than one "
+                                          "document may be; reading stopped here",
+                                    f"raise the bound with {DOCUMENT_OPTION} if the archive is "
+                                    "genuine", line=rows)
             if not rows % 10_000:
-                progress.advance(10_000)
+                reporter().advance(10_000)
             try:
-                line = raw.decode("utf-8")
+                _check_row(log, where, rows, raw.decode("utf-8"), columns)
             except UnicodeDecodeError as exc:
-                message = f"not UTF-8: {str(exc)[:200]}"
-                log.append(InputError(file=where, line=number, message=message))
-                continue
-            _check_row(log, where, number, line, columns)
-    progress.advance(rows % 10_000)
+                log.append(InputError(file=where, line=rows, message=f"not UTF-8: {str(exc)[:200]}"))
+    reporter().advance(rows % 10_000)
     if rows != entry.rows:
         message = f"{rows:,} row(s), the manifest says {entry.rows:,}"
         log.append(InputError(file=where, message=message, hint=_REEXPORT))

@@ -833,11 +833,20 @@ def _reduce_run(
         for t in distinct(block.words(tag))[1]:  # in order of first appearance
             out.tags.setdefault(t, None)
         del block
-        if carry:
+        if carry:  # the last block's last query, with the lines that go on with it here
             last = carry.pop()
-            codes = np.concatenate((last[0], codes))
-            scores = np.concatenate((last[1], scores))
-            docs = concat_words([last[2], docs])
+            differ = codes != last[0][0]
+            head = int(np.argmax(differ)) if differ.any() else len(codes)
+            joined = (
+                np.concatenate((last[0], codes[:head])),
+                np.concatenate((last[1], scores[:head])),
+                concat_words([last[2], docs[:head]]),
+            )
+            if head == len(codes):
+                carry.append(joined)
+                return
+            reduce_block(out, *joined, depth)
+            codes, scores, docs = codes[head:], scores[head:], docs[head:]
         # The last query may go on in the next block: keep its lines for then.
         tail = len(codes) - int(np.argmax(codes[::-1] != codes[-1]))  # its last stretch
         if tail == len(codes) and codes[0] == codes[-1]:

@@ -10,7 +10,10 @@
 The rules are the TREC files' rules (:mod:`evalcore.io.trec`): IDs are
 non-empty strings (integers are taken as their decimal text, as a TREC file
 would spell them); a gain is an integer, mapped by ``gain_map`` and then in
-0..4 (``True``, ``2.5``, ``"3"`` are refused); a score is a finite number.
+0..4 (``True``, ``2.5``, ``"3"`` are refused); a whole float (``2.0``, below 2**53) is
+read as the integer it equals, in a table as in a dict, since pandas and pyarrow store
+an integer column with a gap as floats; a missing gain (``None``, NaN, pandas' ``NA``)
+is named as missing, on its own row; a score is a finite number.
 Runs are ranked as trec_eval ranks them (score descending, doc ID
 descending) and tied pairs are counted. Every error is reported, with where it
 is (``query 'q1' doc 'd3'`` for a dict, the row number for a table), in one
@@ -29,6 +32,7 @@ other keys) goes through the file rules for repeated rows, which name each repea
 from __future__ import annotations
 
 import math
+import sys
 from bisect import bisect_right
 from collections.abc import Callable, Mapping
 from functools import cached_property
@@ -64,6 +68,7 @@ from evalcore.io.trec_format import (
 
 _GAINS = f"0..{MAX_GAIN}"
 _values = methodcaller("values")
+_EXACT = 2.0**53  # a whole float below this is read as the integer it equals
 
 
 def judged_from_mapping(
@@ -390,7 +395,7 @@ def _is_integer(x: Any) -> bool:
 def _gains(rows: _Rows, gain_map: Mapping[int, int], log: ErrorLog) -> np.ndarray:
     """Every gain, mapped and checked (int8); each bad row is logged (and given gain 0)."""
     if rows.inner is None and isinstance(rows.values, np.ndarray):
-        integers = rows.values.dtype.kind in "iu"
+        integers = rows.values.dtype.kind in "iu" or _whole(rows.values)
     else:
         integers = rows.value_types <= {int} or all(map(_is_integer, rows.values))
     if integers:
@@ -420,6 +425,14 @@ def _gains(rows: _Rows, gain_map: Mapping[int, int], log: ErrorLog) -> np.ndarra
     return out
 
 
+def _whole(values: np.ndarray) -> bool:
+    """Whether a float array holds only whole numbers below ``_EXACT`` (no NaN, no infinity):
+    the gains of an integer column pandas or pyarrow stored as floats."""
+    if values.dtype.kind != "f":
+        return False
+    return bool((np.abs(values) < _EXACT).all() and (values == np.trunc(values)).all())
+
+
 def _int64(rows: _Rows) -> np.ndarray | None:
     """Integer gains as int64, or None when one is beyond int64 (named by the slow check)."""
     try:
@@ -430,7 +443,14 @@ def _int64(rows: _Rows) -> np.ndarray | None:
 
 def _gain(raw: Any, gain_map: Mapping[int, int]) -> int | tuple[str, str]:
     """The gain of ``raw``, or (message, hint) saying why it is not one."""
-    if not _is_integer(raw):
+    if isinstance(raw, float | np.floating) and raw.is_integer() and abs(raw) < _EXACT:
+        raw = int(raw)  # a whole float: how pandas stores an integer column with gaps
+    elif not _is_integer(raw):
+        if _missing(raw):
+            return (
+                f"gain is missing, got {_show(raw)}",
+                f"give it a gain {_GAINS} or leave the row out",
+            )
         return f"gain must be an integer, got {_show(raw)}", f"gains are integers {_GAINS}"
     value = gain_map.get(int(raw), int(raw))
     if 0 <= value <= MAX_GAIN:
@@ -441,6 +461,15 @@ def _gain(raw: Any, gain_map: Mapping[int, int]) -> int | tuple[str, str]:
         f"gain {int(raw)} is outside {_GAINS}",
         f"map it with gain_map={{{int(raw)}: N}}, N in {_GAINS}",
     )
+
+
+def _missing(x: Any) -> bool:
+    """Whether ``x`` stands for no value: None, NaN or pandas' NA (pandas is imported only
+    when a DataFrame was given)."""
+    if x is None or (isinstance(x, float | np.floating) and math.isnan(x)):
+        return True
+    pandas = sys.modules.get("pandas")
+    return pandas is not None and x is getattr(pandas, "NA", None)
 
 
 def _scores(rows: _Rows, log: ErrorLog) -> np.ndarray:

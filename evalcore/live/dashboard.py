@@ -31,6 +31,7 @@ from evalcore.analysis.interval_text import unknown_counts
 from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.annotation.blocking import BlockingItem
 from evalcore.annotation.blocking_table import BlockingTable, RunBlocking, blocking_table
+from evalcore.annotation.progress import QueryLabels
 from evalcore.compute.aggregate import aggregate_arrays
 from evalcore.compute.batch import CONFLICT_BASE, UNLABELED
 from evalcore.compute.evaluate import BatchResult, compute, compute_more, evaluate
@@ -60,6 +61,7 @@ from evalcore.store.observations import (
 )
 from evalcore.store.population import study_population
 from evalcore.store.query_reads import query_registered
+from evalcore.store.resolution import gains_with_conflicts
 from evalcore.store.runs import RunInfo, list_runs
 from evalcore.store.study_handle import Study
 from evalcore.store.study_measures import DEFAULT_STUDY_MEASURES, shown_measures, study_measures
@@ -683,11 +685,17 @@ class LiveDashboard:
         return len(self._blocking_table())
 
 
-def query_results_by_run(study: Study, query_id: str) -> dict[str, QueryResult]:
+def query_results_by_run(study: Study, query_id: str,
+                         labels: QueryLabels | None = None) -> dict[str, QueryResult]:
     """Run name -> one query's result under every run of the study (what the Annotate page
     shows after each label): the metric computer on the store's observations of that
-    query, under the study's protocol."""
+    query, under the study's protocol. ``labels``: the query's, when the caller read them."""
     protocol = study.settings.protocol()
-    by_run = observations_for_runs(study, list_runs(study), None, [query_id])
+    ref = None
+    if labels is not None:
+        gains = {query_id: gains_with_conflicts(labels.resolved)} if labels.resolved else {}
+        ref = ReferenceColumns(gains=gains, complete={query_id: labels.complete},
+                               population=study_population(study))
+    by_run = observations_for_runs(study, list_runs(study), None, [query_id], ref=ref)
     return {name: evaluate(observations, protocol).queries[0]
             for name, observations in by_run.items()}

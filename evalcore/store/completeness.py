@@ -147,10 +147,12 @@ class ClaimWithdrawal(FrozenModel):
                 "and AP are bounded as on any relevant set not declared complete.")
 
 
-def claim_withdrawal(study: Study, query_id: str) -> ClaimWithdrawal | None:
+def claim_withdrawal(study: Study, query_id: str,
+                     history: list[CompletenessEvent] | None = None) -> ClaimWithdrawal | None:
     """Who claimed the query complete and who withdrew the claim, when and why (None: the
-    query is not reopened)."""
-    latest = _events(study, query_id, "event_id DESC LIMIT 2")
+    query is not reopened). ``history``: its :func:`completeness_history`, if read."""
+    latest = history[::-1][:2] if history is not None else _events(
+        study, query_id, "event_id DESC LIMIT 2")
     if not latest or latest[0].state != "reopened":
         return None
     withdrawn = latest[0]

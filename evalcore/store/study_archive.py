@@ -47,12 +47,13 @@ from evalcore.io.study_archive import (
     FORMAT_VERSION,
     MEMBERS,
     Manifest,
-    MemberWriter,
     OpenedArchive,
     open_archive,
+    spec_table,
+    write_member,
     write_zip,
 )
-from evalcore.store import dialect
+from evalcore.store import dialect, document_imports, membership, staging
 from evalcore.store.audit import record_audit
 from evalcore.store.authorize import (
     authorize,
@@ -62,37 +63,16 @@ from evalcore.store.authorize import (
 )
 from evalcore.store.corpora import corpus_registered
 from evalcore.store.corpus import upsert_document_rows
-from evalcore.store.document_imports import (
-    begin_import,
-    current,
-    discard_import,
-    publish_import,
-    published,
-)
 from evalcore.store.export_redaction import ExportRedaction, score_column
 from evalcore.store.exports import export_file_mode
 from evalcore.store.hashing import content_hash
 from evalcore.store.members import GRANT_STUDY_ROLE
-from evalcore.store.membership import (
-    in_organisation,
-    join_organisation,
-    organisation_admins,
-    organisation_claimed,
-    organisation_role,
-)
 from evalcore.store.references import reference_hash
 from evalcore.store.removed_queries import removals_in_audit
 from evalcore.store.reports import body_hash
 from evalcore.store.runs import write_run_results
 from evalcore.store.schema import SCHEMA_VERSION
 from evalcore.store.staged_studies import discard_staged_study, forget_created, record_created
-from evalcore.store.staging import (
-    Pacer,
-    discard_staged_run,
-    paced_writes,
-    staging_owner,
-    whole_query_chunks,
-)
 from evalcore.store.studies import StudyIn, study_exists
 from evalcore.store.study_measures import parse_measure_list
 from evalcore.store.study_setup import create_study
@@ -102,13 +82,6 @@ from evalcore.store.transaction import read_snapshot, write_transaction
 CHUNK_ROWS = 2_000
 
 _LIVE_RUNS = "SELECT run_id FROM runs WHERE study_id = :study AND staged_by IS NULL"
-
-#: The study's published automatic imports, numbered from 1 in the order they were made.
-_AUTOMATIC_IMPORTS = (
-    "SELECT import_id, ROW_NUMBER() OVER (ORDER BY import_id) AS number, source, file, format, "
-    "imported_by, imported_at FROM automatic_imports WHERE study_id = :study "
-    "AND staged_by IS NULL"
-)
 
 #: Member -> (the table it holds rows of, their order in the archive): the members whose
 #: columns are their table's (a ``sample`` column is the table's ``name``).
@@ -135,51 +108,55 @@ def _columns(member: str) -> str:
     return ", ".join("name" if c.name == "sample" else c.name for c in MEMBERS[member])
 
 
-#: Member -> the SELECT of its columns (named parameter ``:study``), in archive order
-#: (``documents.jsonl`` and ``protocol_documents.jsonl``: :func:`_write_members`').
+#: The study's published automatic imports, numbered from 1 in the order they were made.
+_IMPORTS = (
+    "SELECT import_id, ROW_NUMBER() OVER (ORDER BY import_id) AS number, source, file, format, "
+    "imported_by, imported_at FROM automatic_imports WHERE study_id = :study AND staged_by IS NULL"
+)
+
+#: Member -> the SELECT of its rows in archive order (named parameter ``:study``): from its
+#: table for a member of :data:`_TABLES`, else as below (``{score}``: the score column, by the
+#: exporter's redaction; ``{imports}``: :data:`_IMPORTS`).
 _SELECTS: dict[str, str] = {
     member: f"SELECT {_columns(member)} FROM {table} WHERE study_id = :study ORDER BY {order}"
     for member, (table, order) in _TABLES.items()
-} | {
-    "study.jsonl": "SELECT s.name, s.corpus_id, s.retrieval_unit, s.relevance_threshold, s.gain, "
-                   "s.org_id, s.created_at, o.name, c.owner_org, s.measures FROM studies s "
-                   "LEFT JOIN organisations o ON o.org_id = s.org_id "
-                   "LEFT JOIN corpora c ON c.corpus_id = s.corpus_id WHERE s.study_id = :study",
-    "runs.jsonl": "SELECT name, source, protocol_json, corpus_fingerprint, k, scan_complete, "
-                  "created_at FROM runs WHERE study_id = :study AND staged_by IS NULL "
-                  "ORDER BY run_id",
-    "results.jsonl": "SELECT r.name, x.query_id, x.rank, x.unit_id, {score} FROM results x "
-                     "JOIN runs r ON r.run_id = x.run_id WHERE r.study_id = :study "
-                     "AND r.staged_by IS NULL ORDER BY r.run_id, x.query_id, x.rank",
-    "references.jsonl": "SELECT v.name, v.created_at, v.created_by, v.content_hash, s.sealed_at "
-                        "FROM reference_versions v LEFT JOIN reference_seals s ON "
-                        "s.study_id = v.study_id AND s.name = v.name WHERE v.study_id = :study "
-                        "ORDER BY v.created_at, v.name",
-    "users.jsonl": "SELECT u.user_id, u.display_name, u.created_at FROM users u WHERE u.user_id "
-                   "IN (SELECT user_id FROM study_members WHERE study_id = :study) "
-                   "ORDER BY u.user_id",
-    "organisation_members.jsonl": "SELECT o.user_id, o.granted_by, o.granted_at, o.role FROM "
-                                  "user_organisations o JOIN studies s ON s.org_id = o.org_id "
-                                  "WHERE s.study_id = :study AND o.user_id IN (SELECT user_id "
-                                  "FROM study_members WHERE study_id = :study) ORDER BY o.user_id",
-    "automatic_imports.jsonl": f"SELECT number, source, file, format, imported_by, imported_at "
-                               f"FROM ({_AUTOMATIC_IMPORTS}) ORDER BY number",
-    "automatic_labels.jsonl": f"SELECT n.number, l.query_id, l.unit_id, l.gain FROM "
-                              f"automatic_labels l JOIN ({_AUTOMATIC_IMPORTS}) n ON "
-                              "n.import_id = l.import_id ORDER BY n.number, l.query_id, l.unit_id",
-}
+} | {member: sql.replace("{imports}", _IMPORTS) for member, sql in spec_table("""
+study.jsonl: SELECT s.name, s.corpus_id, s.retrieval_unit, s.relevance_threshold, s.gain, s.org_id,
+    s.created_at, o.name, c.owner_org, s.measures FROM studies s LEFT JOIN organisations o
+    ON o.org_id = s.org_id LEFT JOIN corpora c ON c.corpus_id = s.corpus_id
+    WHERE s.study_id = :study
+runs.jsonl: SELECT name, source, protocol_json, corpus_fingerprint, k, scan_complete, created_at
+    FROM runs WHERE study_id = :study AND staged_by IS NULL ORDER BY run_id
+results.jsonl: SELECT r.name, x.query_id, x.rank, x.unit_id, {score} FROM results x
+    JOIN runs r ON r.run_id = x.run_id WHERE r.study_id = :study AND r.staged_by IS NULL
+    ORDER BY r.run_id, x.query_id, x.rank
+references.jsonl: SELECT v.name, v.created_at, v.created_by, v.content_hash, s.sealed_at
+    FROM reference_versions v LEFT JOIN reference_seals s ON s.study_id = v.study_id
+    AND s.name = v.name WHERE v.study_id = :study ORDER BY v.created_at, v.name
+users.jsonl: SELECT u.user_id, u.display_name, u.created_at FROM users u WHERE u.user_id
+    IN (SELECT user_id FROM study_members WHERE study_id = :study) ORDER BY u.user_id
+organisation_members.jsonl: SELECT o.user_id, o.granted_by, o.granted_at, o.role
+    FROM user_organisations o JOIN studies s ON s.org_id = o.org_id WHERE s.study_id = :study
+    AND o.user_id IN (SELECT user_id FROM study_members WHERE study_id = :study)
+    ORDER BY o.user_id
+automatic_imports.jsonl: SELECT number, source, file, format, imported_by, imported_at
+    FROM ({imports}) ORDER BY number
+automatic_labels.jsonl: SELECT n.number, l.query_id, l.unit_id, l.gain FROM automatic_labels l
+    JOIN ({imports}) n ON n.import_id = l.import_id ORDER BY n.number, l.query_id, l.unit_id
+""").items()}
 
 #: The study's history as appended by an import (members, and the tables it derives from them
 #: in :meth:`_Import.append_history`), in an order the tables' rules accept: a reference's
 #: seal after its rows (nothing can be added to a sealed version).
-_HISTORY = ("queries.jsonl", "label_events.jsonl", "completeness_events.jsonl",
-            "reference_versions", "reference_labels.jsonl", "reference_completeness.jsonl",
-            "reference_seals", "protocols.jsonl", "protocol_documents.jsonl",
-            "retrieval_refusals.jsonl", "reports.jsonl", "samples.jsonl", "sample_units.jsonl",
-            "sample_nonresponses.jsonl", "audit.jsonl", "removed_queries")
+_HISTORY = (
+    "queries.jsonl label_events.jsonl completeness_events.jsonl reference_versions "
+    "reference_labels.jsonl reference_completeness.jsonl reference_seals protocols.jsonl "
+    "protocol_documents.jsonl retrieval_refusals.jsonl reports.jsonl samples.jsonl "
+    "sample_units.jsonl sample_nonresponses.jsonl audit.jsonl removed_queries"
+).split()
 
 _USED_DOCUMENTS = (
-    f"{published('d')} AND d.corpus_id = :corpus AND d.doc_id IN ("
+    f"{document_imports.published('d')} AND d.corpus_id = :corpus AND d.doc_id IN ("
     f"SELECT unit_id FROM results WHERE run_id IN ({_LIVE_RUNS}) "
     "UNION SELECT unit_id FROM label_events WHERE study_id = :study "
     "UNION SELECT unit_id FROM reference_labels WHERE study_id = :study "
@@ -191,15 +168,13 @@ class ArchiveSummary(BaseModel):
     """What an export wrote or an import restored."""
 
     study_id: str
-    path: str
     bytes: int = 0
     rows: dict[str, int]
     documents_withheld: int = 0
     #: Members from which the export left out what the exporter may not read.
     withheld: list[str] = []
-    #: Export: signed with a key. Import: what is known of the archive's origin.
+    #: Export: signed with a key (an import's archive tells its origin: ``OpenedArchive.origin``).
     signed: bool = False
-    origin: str = ""
     seconds: float = 0.0
 
 
@@ -217,8 +192,7 @@ def export_study(db: sqlite_utils.Database, study_id: str, out: str | Path, *,
     (:mod:`evalcore.store.export_redaction`); the manifest names the members that
     left something out (``withheld``).
     """
-    started = time.monotonic()
-    out = Path(out)
+    started, out = time.monotonic(), Path(out)
     require_known_study(db, actor, study_id)
     authorize(db, study_id=study_id, actor=actor, permission=Permission.EXPORT_STUDY)
     if out.exists() or out.is_symlink():
@@ -226,54 +200,38 @@ def export_study(db: sqlite_utils.Database, study_id: str, out: str | Path, *,
                                   "overwrites a file)", str(out))
     with tempfile.TemporaryDirectory(prefix="study-export-") as tmp, read_snapshot(db):
         reporter().stage(f"exporting study {study_id}", None, "rows")
-        folder = Path(tmp)
-        entries, withheld, redacted = _write_members(db, study_id, folder, actor)
+        (corpus,) = db.execute("SELECT corpus_id FROM studies WHERE study_id = ?",
+                               [study_id]).fetchone()
+        redaction = ExportRedaction(db, actor, study_id, corpus)
+        readable, params = redaction.readable, redaction.params
+        #: The members whose SELECT the exporter's redaction shapes.
+        selects = _SELECTS | {
+            "documents.jsonl": "SELECT d.doc_id, d.title, d.text, d.owner_org, d.created_at, "
+                               f"d.content_hash FROM documents d WHERE {_USED_DOCUMENTS} "
+                               f"AND {readable.where} ORDER BY d.doc_id",
+            "protocol_documents.jsonl": redaction.protocol_documents_sql,
+            "results.jsonl": _SELECTS["results.jsonl"].replace("{score}", score_column(readable)),
+        }
+        entries = {member: write_member(Path(tmp), member, (
+            redaction.row(member, row) for row in db.execute(selects[member], params)))
+            for member in MEMBERS}
+        used = db.execute(f"SELECT count(*) FROM documents d WHERE {_USED_DOCUMENTS}",
+                          params).fetchone()[0]
+        withheld = used - entries["documents.jsonl"].rows
+        if withheld:
+            redaction.withheld.add("documents.jsonl")
         manifest = Manifest(
             format=FORMAT, format_version=FORMAT_VERSION, schema_version=SCHEMA_VERSION,
             evalcore_version=__version__, study_id=study_id, exported_at=utc_now_iso(),
             exported_by=named_user(actor), documents=DOCUMENTS_POLICY, members=entries,
-            withheld=redacted)
+            withheld=sorted(redaction.withheld))
         with atomic_path(out, mode=export_file_mode(db)) as target:
-            write_zip(folder, manifest, target, signing_key=signing_key)
-    return ArchiveSummary(study_id=study_id, path=str(out), bytes=out.stat().st_size,
+            write_zip(Path(tmp), manifest, target, signing_key=signing_key)
+    return ArchiveSummary(study_id=study_id, bytes=out.stat().st_size,
                           rows={m: e.rows for m, e in entries.items()},
-                          documents_withheld=withheld, withheld=redacted,
+                          documents_withheld=withheld, withheld=manifest.withheld,
                           signed=signing_key is not None,
                           seconds=round(time.monotonic() - started, 2))
-
-
-def _write_members(db: sqlite_utils.Database, study_id: str, folder: Path,
-                   actor: str | None) -> tuple[dict[str, Any], int, list[str]]:
-    (corpus,) = db.execute("SELECT corpus_id FROM studies WHERE study_id = ?",
-                           [study_id]).fetchone()
-    entries: dict[str, Any] = {}
-    params: dict[str, Any] = {"study": study_id, "corpus": corpus}
-    redaction = ExportRedaction(db, actor, study_id, corpus)
-    readable = redaction.readable
-    #: Member -> its SELECT and parameters, where the exporter's redaction shapes them.
-    redacted = {
-        "documents.jsonl": ("SELECT d.doc_id, d.title, d.text, d.owner_org, d.created_at, "
-                            f"d.content_hash FROM documents d WHERE {_USED_DOCUMENTS} "
-                            f"AND {readable.where} ORDER BY d.doc_id",
-                            {**params, **readable.params}),
-        "protocol_documents.jsonl": (redaction.protocol_documents_sql, redaction.params),
-        "results.jsonl": (_SELECTS["results.jsonl"].replace("{score}", score_column(readable)),
-                          redaction.params),
-    }
-    for member in MEMBERS:
-        writer = MemberWriter(folder, member)
-        try:
-            sql, values = redacted[member] if member in redacted else (_SELECTS[member], params)
-            for row in db.execute(sql, values):
-                writer.write(redaction.row(member, row))
-        finally:
-            entries[member] = writer.close()
-    used = db.execute(f"SELECT count(*) FROM documents d WHERE {_USED_DOCUMENTS}",
-                      params).fetchone()[0]
-    withheld = used - entries["documents.jsonl"].rows
-    if withheld:
-        redaction.withheld.add("documents.jsonl")
-    return entries, withheld, sorted(redaction.withheld)
 
 
 # --- import -----------------------------------------------------------------------------------
@@ -293,10 +251,7 @@ def read_archive(path: str | Path, workdir: Path, *, signing_key: bytes | None =
     return archive
 
 
-def _refuse(archive: OpenedArchive, message: str, hint: str | None = None,
-            member: str | None = None) -> InputErrors:
-    where = archive.name if member is None else f"{archive.name}:{member}"
-    return InputErrors.one(where, message, hint)
+_ALTERED = "(altered after export)"
 
 
 def _check_consistency(archive: OpenedArchive) -> None:
@@ -331,8 +286,8 @@ def _check_consistency(archive: OpenedArchive) -> None:
             problem("documents.jsonl", n, f"document {doc!r} appears twice")
         docs.add(doc)
         if content_hash(row["title"], row["text"]) != row["content_hash"]:
-            problem("documents.jsonl", n, f"document {doc!r}: its title and text do not hash to "
-                                          "its content_hash (altered after export)")
+            what = f"document {doc!r}: its title and text do not hash to its content_hash"
+            problem("documents.jsonl", n, f"{what} {_ALTERED}")
     runs = unique("runs.jsonl", "name")
     unknown("results.jsonl", "run", runs, "result of run {!r}, which runs.jsonl lacks")
     versions = {r["name"]: r["content_hash"] for r in archive.rows("references.jsonl")}
@@ -349,8 +304,8 @@ def _check_consistency(archive: OpenedArchive) -> None:
                 complete[version][row["query_id"]] = bool(row["population_complete"])
     for version, digest in versions.items():
         if reference_hash(labels[version], complete[version]) != digest:
-            problem("references.jsonl", 0, f"reference {version!r}: its rows do not hash to its "
-                                           f"content hash {digest} (altered after export)")
+            what = f"reference {version!r}: its rows do not hash to its content hash {digest}"
+            problem("references.jsonl", 0, f"{what} {_ALTERED}")
     samples = unique("samples.jsonl", "name")
     for member in ("sample_units.jsonl", "sample_nonresponses.jsonl"):
         unknown(member, "sample", samples, "row of sample {!r}, which samples.jsonl lacks")
@@ -363,8 +318,8 @@ def _check_consistency(archive: OpenedArchive) -> None:
     unique("reports.jsonl", "name")
     for n, row in enumerate(archive.rows("reports.jsonl"), 1):
         if body_hash(row["body_json"]) != row["content_hash"]:
-            problem("reports.jsonl", n, f"report {row['name']!r}: its body does not hash to its "
-                                        "content hash (altered after export)")
+            what = f"report {row['name']!r}: its body does not hash to its content hash"
+            problem("reports.jsonl", n, f"{what} {_ALTERED}")
     unique("members.jsonl", "user_id")
     if problems:
         raise InputErrors(problems)
@@ -382,17 +337,20 @@ def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: st
     settings = next(archive.rows("study.jsonl"))
     study = StudyIn(study_id=target, **{f: settings[f] for f in StudyIn.model_fields
                                         if f != "study_id"})
-    try:  # the study's chosen measures ('' or absent: the default set)
+    try:  # the study's chosen measures ('' or absent: the default set), parsed before writing
         if settings.get("measures"):
-            parse_measure_list(settings["measures"])
+            chosen = parse_measure_list(settings["measures"])
+            settings["measures"] = ",".join(m.canonical for m in chosen)
     except (UnknownMeasure, ValueError) as error:
-        raise _refuse(archive, f"the study's measures do not parse: {error}",
-                      "export the study again with this version", member="study.jsonl") from None
+        raise InputErrors.one(f"{archive.name}:study.jsonl", f"the study's measures do not parse: {error}",
+                      "export the study again with this version") from None
     if study_exists(db, target):
-        raise _refuse(archive, f"study {target!r} already exists in this store; nothing was "
+        raise InputErrors.one(archive.name, f"study {target!r} already exists in this store; nothing was "
                                "written", "import it under another id with --as NEW_ID")
     job = _Import(db, archive, study, settings, importer)
-    reporter().stage(f"importing study {target}", sum(archive.count(m) for m in MEMBERS), "rows")
+    listed = archive.manifest.members  # a member an older format lacks: no rows
+    rows = {m: listed[m].rows if m in listed else 0 for m in MEMBERS}
+    reporter().stage(f"importing study {target}", sum(rows.values()), "rows")
     try:
         job.create()
         job.write_documents()
@@ -401,14 +359,12 @@ def import_study(db: sqlite_utils.Database, archive: OpenedArchive, *, actor: st
     except BaseException as exc:
         job.undo()
         if isinstance(exc, dialect.integrity_errors()):
-            raise _refuse(archive, f"the archive's rows break a rule of the store ({exc}); "
+            raise InputErrors.one(archive.name, f"the archive's rows break a rule of the store ({exc}); "
                                    "nothing was written", "export the study again") from None
         raise
-    rows = {m: archive.count(m) for m in MEMBERS}
-    return ArchiveSummary(study_id=target, path=archive.name, rows=rows,
-                          withheld=archive.manifest.withheld, signed=archive.origin.signed,
-                          origin=archive.origin.note,
-                          seconds=round(time.monotonic() - started, 2))
+    seconds = round(time.monotonic() - started, 2)
+    return ArchiveSummary(study_id=target, rows=rows, withheld=archive.manifest.withheld,
+                          seconds=seconds)
 
 
 def _archive_row(archive: OpenedArchive, member: str, user: str) -> dict | None:
@@ -428,10 +384,10 @@ _NEW_USER = ("INSERT INTO users (user_id, display_name, created_at) VALUES (?, ?
 def _paced(db: sqlite_utils.Database, rows: Iterable[tuple],
            write: Callable[[list[tuple]], object]) -> None:
     """``write`` each chunk of ``rows`` in paced short transactions (``staging.Pacer``)."""
-    pacer = Pacer(CHUNK_ROWS)
+    pacer = staging.Pacer(CHUNK_ROWS)
     rows = iter(rows)
     chunks = iter(lambda: list(islice(rows, pacer.rows)), [])
-    paced_writes(db, pacer, chunks, write, _advance)
+    staging.paced_writes(db, pacer, chunks, write, _advance)
 
 
 def _advance(rows: int, _: object) -> None:
@@ -484,9 +440,9 @@ class _Import:
 
     def undo(self) -> None:
         for run_id in self.runs:
-            discard_staged_run(self.db, run_id)
+            staging.discard_staged_run(self.db, run_id)
         if self.import_id is not None:
-            discard_import(self.db, self.import_id)
+            document_imports.discard_import(self.db, self.import_id)
         if self.created:
             discard_staged_study(self.db, self.study.study_id)
 
@@ -512,9 +468,9 @@ class _Import:
                     self.new_orgs.append(org)
             create_study(db, study, actor=importer, created_at=settings["created_at"])
             self.created = True
-            if settings.get("measures"):  # parsed before anything was written
-                chosen = ",".join(m.canonical for m in parse_measure_list(settings["measures"]))
-                db.execute("UPDATE studies SET measures = ? WHERE study_id = ?", [chosen, s])
+            if settings.get("measures"):
+                db.execute("UPDATE studies SET measures = ? WHERE study_id = ?",
+                           [settings["measures"], s])
             if new_corpus:
                 db.execute("UPDATE corpora SET owner_org = ?, created_at = ? WHERE corpus_id = ?",
                            [owner, settings["created_at"], study.corpus_id])
@@ -525,17 +481,17 @@ class _Import:
                        "granted_at) VALUES (?, ?, 'lead', ?, ?)",
                        [s, importer, importer, utc_now_iso()])
             for org in dict.fromkeys([study.org_id, *self.new_orgs]):
-                if org is None or in_organisation(db, importer, org):
+                if org is None or membership.in_organisation(db, importer, org):
                     continue
-                if organisation_claimed(db, org):  # joined only through its admins
+                if membership.organisation_claimed(db, org):  # joined only through its admins
                     require_org_role(org_id=org, user=importer, role=None, study_id=s,
                                      permission=OrgPermission.READ, what="import a study",
-                                     granters=organisation_admins(db, org))
+                                     granters=membership.organisation_admins(db, org))
                 archived = org == study.org_id and _archive_row(
                     archive, "organisation_members.jsonl", importer)
                 grant = archived or {"granted_by": importer, "granted_at": None}
                 # an unclaimed organisation: its first member, the importer, is its owner
-                join_organisation(db, importer, org, grant["granted_by"],
+                membership.join_organisation(db, importer, org, grant["granted_by"],
                                   granted_at=grant["granted_at"])
                 org_rows.append((importer, org))
             if study.org_id is not None:
@@ -547,7 +503,7 @@ class _Import:
                            users=[importer] if new_user else [], memberships=org_rows,
                            corpus=study.corpus_id if new_corpus else None)
             # Invisible from here on (checked above, while it could still be read), until step 3.
-            db.execute("UPDATE studies SET staged_by = ? WHERE study_id = ?", [staging_owner(), s])
+            db.execute("UPDATE studies SET staged_by = ? WHERE study_id = ?", [staging.staging_owner(), s])
 
     def _check_arrivals(self) -> None:
         """The archive's members of the study's organisation are restored into it (step 3):
@@ -557,32 +513,32 @@ class _Import:
         org = study.org_id
         assert org is not None
         listed = {r["user_id"] for r in archive.rows("organisation_members.jsonl")}
-        arrivals = sorted(u for u in listed - {importer} if not in_organisation(db, u, org))
+        arrivals = sorted(u for u in listed - {importer} if not membership.in_organisation(db, u, org))
         if arrivals:
             more = f" and {len(arrivals) - 5} more" if len(arrivals) > 5 else ""
             what = (f"import a study whose archive adds {len(arrivals)} people to it "
                     f"({', '.join(arrivals[:5])}{more})")
-            require_org_role(org_id=org, user=importer, role=organisation_role(db, importer, org),
+            require_org_role(org_id=org, user=importer, role=membership.organisation_role(db, importer, org),
                              permission=OrgPermission.ADD_MEMBERS, what=what,
-                             granters=organisation_admins(db, org), study_id=study.study_id)
+                             granters=membership.organisation_admins(db, org), study_id=study.study_id)
 
     def write_documents(self) -> None:
         """Step 2a: documents new to the corpus; one already there must be the same document."""
         db, archive, study, importer = self.db, self.archive, self.study, self.importer
         corpus = study.corpus_id
-        self.import_id = begin_import(db, corpus)
+        self.import_id = document_imports.begin_import(db, corpus)
 
         sql = ("SELECT doc_id, content_hash FROM documents WHERE corpus_id = ? AND doc_id IN "
-               f"(SELECT value FROM json_each(?)) AND {current()}")
+               f"(SELECT value FROM json_each(?)) AND {document_imports.current()}")
 
         def write(chunk: list[tuple]) -> None:
             existing = dict(db.execute(sql, [corpus, json.dumps([r[1] for r in chunk])]).fetchall())
             changed = sorted(r[1] for r in chunk if r[1] in existing and existing[r[1]] != r[6])
             if changed:
-                raise _refuse(archive, f"{len(changed)} document(s) of corpus {corpus!r} differ "
+                raise InputErrors.one(f"{archive.name}:documents.jsonl", f"{len(changed)} document(s) of corpus {corpus!r} differ "
                                        f"from this store's (first: {changed[:5]}); an import never "
                                        "changes a document other studies use; nothing was written",
-                              _RECONCILE, member="documents.jsonl")
+                              _RECONCILE)
             new = [r for r in chunk if r[1] not in existing]
             if new:
                 owner_orgs = {r[4] for r in new}
@@ -597,14 +553,14 @@ class _Import:
         run_ids: dict[str, int] = {}
         for run in archive.rows("runs.jsonl"):
             with write_transaction(db):  # the importer may create runs: checked in step 1
-                values = [study.study_id, *run.values(), staging_owner()]
+                values = [study.study_id, *run.values(), staging.staging_owner()]
                 run_ids[run["name"]] = int(db.execute(_NEW_RUN, values).lastrowid)
             self.runs.append(run_ids[run["name"]])
-        pacer = Pacer(CHUNK_ROWS)
+        pacer = staging.Pacer(CHUNK_ROWS)
         for name, rows in groupby(archive.rows("results.jsonl"), key=lambda r: r["run"]):
             ranked = ((r["query_id"], r["rank"], r["unit_id"], r["score"]) for r in rows)
             write = partial(write_run_results, db, run_ids[name])
-            paced_writes(db, pacer, whole_query_chunks(ranked, pacer), write, _advance)
+            staging.paced_writes(db, pacer, staging.whole_query_chunks(ranked, pacer), write, _advance)
 
     def append_history(self) -> None:
         """Step 3: the study's history appended to the staged study in short transactions, then
@@ -635,12 +591,12 @@ class _Import:
             db.conn.executemany("UPDATE runs SET staged_by = NULL WHERE run_id = ?",
                                 [(r,) for r in self.runs])
             if self.import_id is not None:
-                publish_import(db, self.import_id)
+                document_imports.publish_import(db, self.import_id)
             manifest = archive.manifest
             detail = {"archive": archive.name, "source_study": manifest.study_id,
                       "exported_at": manifest.exported_at, "exported_by": manifest.exported_by,
                       "rows": {m: e.rows for m, e in manifest.members.items()},
-                      "origin": archive.origin.audit(), "withheld": manifest.withheld}
+                      "origin": archive.origin.model_dump(exclude={"note"}), "withheld": manifest.withheld}
             record_audit(db, actor=importer, action="study.import", study_id=s, detail=detail)
 
     def _restore_members(self) -> None:

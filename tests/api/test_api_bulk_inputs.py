@@ -110,6 +110,11 @@ def test_every_in_memory_form_gives_the_observation_paths_report(
         ),
         (prepared, run),
         (prepared, frame(run, "score")),
+        # gains stored as floats (as pandas stores an integer column with gaps) and in a dict
+        (frame(qrels, "relevance").astype({"relevance": float}), frame(run, "score")),
+        (frame(qrels, "relevance").astype({"relevance": float}), run),
+        (pa.Table.from_pandas(frame(qrels, "relevance").astype({"relevance": float})), run),
+        ({q: {d: float(g) for d, g in docs.items()} for q, docs in qrels.items()}, run),
     ]:
         same(evalcore.evaluate(q, r, **options), expected)
     same(prepared.evaluate(run, **options), expected)
@@ -191,6 +196,26 @@ def test_run_tables_name_the_wrong_row_and_column():
         "(items are ranked by score)",
         "run (Table): row 1 (docno): doc ID must be a non-empty string, got None",
     ]
+
+
+def test_a_qrels_table_with_a_missing_gain_names_that_row_and_evaluates_once_dropped():
+    qrels = pd.DataFrame(
+        {"query_id": ["q1"] * 3, "doc_id": ["a", "b", "c"], "relevance": [2, None, 0]}
+    )
+    run = pd.DataFrame({"query_id": ["q1"] * 2, "doc_id": ["c", "a"], "score": [2.0, 1.0]})
+    for make in (
+        lambda: evalcore.evaluate(qrels, run, measures=["P@2"]),
+        lambda: evalcore.Qrels(qrels),
+    ):
+        with pytest.raises(InputErrors) as exc:
+            make()
+        assert [str(e) for e in exc.value.errors] == [
+            "qrels (DataFrame): row 1 (relevance): gain is missing, got nan "
+            "(give it a gain 0..4 or leave the row out)"
+        ]
+    dropped = qrels.dropna()
+    assert evalcore.evaluate(dropped, run, measures=["RR@2"]).aggregates["RR@2"] == 0.5
+    assert evalcore.Qrels(dropped).judged.gains_of == {"q1": {"a": 2, "c": 0}}
 
 
 def test_numpy_gains_and_scores_in_dicts_are_numbers():

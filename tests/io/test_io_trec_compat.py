@@ -186,6 +186,88 @@ def test_gains_are_checked_like_a_file_and_every_error_is_named():
     ]
 
 
+MISSING = "gain is missing, got {} (give it a gain 0..4 or leave the row out)"
+
+
+def test_a_missing_gain_in_a_dataframe_names_only_its_rows():
+    # one NaN makes pandas store the column as floats: the other rows are still integers
+    frame = pd.DataFrame(
+        {
+            "query_id": ["q1", "q1", "q2", "q2"],
+            "doc_id": ["a", "b", "x", "y"],
+            "relevance": [2, np.nan, 1, 0],
+        }
+    )
+    assert frame["relevance"].dtype.kind == "f"
+    assert messages(judged_from_mapping, frame) == [
+        "qrels (DataFrame): row 1 (relevance): " + MISSING.format("nan")
+    ]
+    dropped = frame.dropna()  # still a float column
+    assert dropped["relevance"].dtype.kind == "f"
+    assert judged_from_mapping(dropped).gains_of == {"q1": {"a": 2}, "q2": {"x": 1, "y": 0}}
+    assert judged_from_mapping(dropped, {2: 4}).gains_of == {"q1": {"a": 4}, "q2": {"x": 1, "y": 0}}
+    nullable = frame.astype({"relevance": "Int64"})  # pandas' integers with gaps
+    assert messages(judged_from_mapping, nullable) == [
+        "qrels (DataFrame): row 1 (relevance): " + MISSING.format("nan")
+    ]
+    objects = frame.assign(relevance=pd.Series([2, None, 1, 0], dtype=object))
+    assert messages(judged_from_mapping, objects) == [
+        "qrels (DataFrame): row 1 (relevance): " + MISSING.format("None")
+    ]
+
+
+def test_a_float_column_keeps_refusing_what_is_not_a_whole_number():
+    frame = pd.DataFrame(
+        {
+            "query_id": ["q1"] * 5,
+            "doc_id": list("abcde"),
+            "relevance": [2.0, 2.5, np.inf, 7.0, np.nan],
+        }
+    )
+    assert messages(judged_from_mapping, frame) == [
+        "qrels (DataFrame): row 1 (relevance): gain must be an integer, got 2.5 "
+        "(gains are integers 0..4)",
+        "qrels (DataFrame): row 2 (relevance): gain must be an integer, got inf "
+        "(gains are integers 0..4)",
+        "qrels (DataFrame): row 3 (relevance): gain 7 is outside 0..4 "
+        "(map it with gain_map={7: N}, N in 0..4)",
+        "qrels (DataFrame): row 4 (relevance): " + MISSING.format("nan"),
+    ]
+    huge = frame.iloc[:1].assign(relevance=[1e300])  # whole, but beyond exact integers
+    assert messages(judged_from_mapping, huge) == [
+        "qrels (DataFrame): row 0 (relevance): gain must be an integer, got 1e+300 "
+        "(gains are integers 0..4)"
+    ]
+
+
+def test_a_missing_gain_in_a_pyarrow_table_names_only_its_rows():
+    pa = pytest.importorskip("pyarrow")
+    columns = {"qid": ["q1", "q1", "q2"], "docno": ["a", "b", "x"]}
+    nulls = pa.table({**columns, "relevance": pa.array([2, None, 1], pa.int64())})
+    assert messages(judged_from_mapping, nulls) == [
+        "qrels (Table): row 1 (relevance): " + MISSING.format("nan")
+    ]
+    floats = pa.table({**columns, "relevance": pa.array([2.0, 3.0, 1.0])})
+    assert judged_from_mapping(floats).gains_of == {"q1": {"a": 2, "b": 3}, "q2": {"x": 1}}
+    assert messages(
+        judged_from_mapping,
+        floats.drop_columns("relevance").append_column("relevance", pa.array([2.0, 0.5, None])),
+    ) == [
+        "qrels (Table): row 1 (relevance): gain must be an integer, got 0.5 "
+        "(gains are integers 0..4)",
+        "qrels (Table): row 2 (relevance): " + MISSING.format("nan"),
+    ]
+
+
+def test_a_dict_reads_gains_by_the_same_rule():
+    assert judged_from_mapping({"q1": {"a": 2.0, "b": 1}}).gains_of == {"q1": {"a": 2, "b": 1}}
+    assert judged_from_mapping({"q1": {"a": np.float64(3.0)}}).gains_of == {"q1": {"a": 3}}
+    assert messages(judged_from_mapping, {"q1": {"a": None, "b": float("nan"), "c": 1}}) == [
+        "qrels (dict): query 'q1' doc 'a': " + MISSING.format("None"),
+        "qrels (dict): query 'q1' doc 'b': " + MISSING.format("nan"),
+    ]
+
+
 def test_gain_map_applies_to_dicts():
     qrels = judged_from_mapping({"q1": {"a": -1, "b": 7, "c": 2}}, {-1: 0, 7: 4})
     assert qrels.gains_of == {"q1": {"a": 0, "b": 4, "c": 2}}
