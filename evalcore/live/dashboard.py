@@ -10,9 +10,10 @@ have not moved; appended label or completeness events re-evaluate only the queri
 touch; a run added or removed, a new query, another corpus size or other chosen measures,
 or very many touched queries rebuild everything.
 
-It shows the study's chosen measures with Judged@k beside them (P, R, nDCG and RR at a
-run's own k are the section-7 metrics every run state holds; any other is computed in the
-same pass unless deeper than the run was stored). Aggregates are never a mean of the
+It shows the study's chosen measures with Judged@k beside them. One state per run holds
+them all: the section-7 metrics (P, R, nDCG and RR at the run's own k) under their
+section-7 keys, every other shown measure under its canonical name, computed in the same
+pass unless deeper than the run was stored. Aggregates are never a mean of the
 available subset (:mod:`evalcore.compute.aggregate`). Label coverage counts the pool (every
 unit a run returned in its top k) and how much of it has a resolved gain.
 """
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -103,7 +104,8 @@ class Coverage(FrozenModel):
 
 @dataclass
 class RunState:
-    """One run's per-query results and the arrays its aggregates are made of.
+    """One run's per-query results of every shown measure and the arrays its aggregates are
+    made of.
 
     A full build fills the arrays straight from the computer's :class:`BatchResult`;
     the per-query :class:`QueryResult` objects are made from it the first time a page
@@ -121,12 +123,14 @@ class RunState:
     #: metric -> bool[n, len(Reason)]: the reasons of each query's value
     reasons: dict[str, np.ndarray] = field(default_factory=dict)
     #: the metric keys of ``results`` this state holds arrays of
-    metrics: tuple[str, ...] = METRICS
+    metrics: tuple[str, ...] = ()
     #: the per-query results once made (see :attr:`results`)
     _results: list[QueryResult] | None = None
-    #: what they are made from until then, and the queries re-evaluated since
+    #: what they are made from until then (None once made), and the queries re-evaluated since
     _source: BatchResult | None = None
     _replaced: dict[int, QueryResult] = field(default_factory=dict)
+    #: the results with the section-7 metrics alone, once asked for (see :attr:`section7`)
+    _section7: list[QueryResult] | None = None
     #: metric -> per query (unlabeled, in conflict) units behind an unavailable value
     _unknowns: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
@@ -134,17 +138,33 @@ class RunState:
     def results(self) -> list[QueryResult]:
         """Per-query results, in the run's query order."""
         if self._results is None:
-            made = [] if self._source is None else self._source.query_results()
+            made = self._source.query_results()
             for i, result in self._replaced.items():
                 made[i] = result
             self._results, self._source, self._replaced = made, None, {}
         return self._results
 
+    @property
+    def section7(self) -> list[QueryResult]:
+        """Per-query results with the section-7 metrics alone (what ``evaluate_run`` gives)."""
+        if self._section7 is not None:
+            return self._section7
+        if self._results is None:
+            # made from the section-7 columns alone: the other measures' objects are not needed
+            source = self._source
+            made = replace(source, metrics={k: source.metrics[k] for k in METRICS}).query_results()
+            for i, result in self._replaced.items():
+                made[i] = _section7(result)
+        else:
+            made = [_section7(result) for result in self.results]
+        self._section7 = made
+        return made
+
     def results_at(self, rows: Sequence[int]) -> list[QueryResult]:
         """The results of the queries at ``rows`` (in that order), made for them alone
         while the whole list is not made (a chart of 50 queries of 10,000)."""
-        if self._results is not None or self._source is None:
-            return [self.results[i] for i in rows]
+        if self._results is not None:
+            return [self._results[i] for i in rows]
         fresh = [i for i in rows if i not in self._replaced]
         made = dict(zip(fresh, self._source.query_results(fresh), strict=True))
         return [self._replaced[i] if i in self._replaced else made[i] for i in rows]
@@ -166,32 +186,24 @@ class RunState:
             for i, result in enumerate(self._results):
                 _set_unknowns(unlabeled, conflicts, i, result.metrics[metric])
             return unlabeled, conflicts
-        if self._source is not None:
-            blocking, conflict, beyond = self._source.blocker_masks(metric)
-            query = self._source.ranking.query
-            unlabeled = np.bincount(query[blocking], minlength=n).astype(np.int64)
-            conflicts = np.bincount(query[conflict], minlength=n).astype(np.int64)
-            for i, units in beyond.items():
-                conflicts[i] += len(units)
+        blocking, conflict, beyond = self._source.blocker_masks(metric)
+        query = self._source.ranking.query
+        unlabeled = np.bincount(query[blocking], minlength=n).astype(np.int64)
+        conflicts = np.bincount(query[conflict], minlength=n).astype(np.int64)
+        for i, units in beyond.items():
+            conflicts[i] += len(units)
         for i, result in self._replaced.items():
             _set_unknowns(unlabeled, conflicts, i, result.metrics[metric])
         return unlabeled, conflicts
 
     @classmethod
     def from_batch(
-        cls,
-        run: RunInfo,
-        query_ids: list[str],
-        result: BatchResult | None,
-        top_units: list[Sequence[str]],
-        metrics: Sequence[str] = METRICS,
+        cls, run: RunInfo, query_ids: list[str], result: BatchResult, top_units: list[Sequence[str]]
     ) -> RunState:
-        """The state of ``result``'s measures ``metrics`` (None with no metrics: an empty
-        state), arrays filled column by column as :meth:`_set_arrays` fills them per query."""
-        if result is None:
-            return cls(run=run, top_units=top_units, metrics=(), _results=[])
+        """The state of every measure of ``result``, arrays filled column by column as
+        :meth:`_set_arrays` fills them per query."""
         index = {q: i for i, q in enumerate(query_ids)}
-        state = cls(run, top_units, index, metrics=tuple(metrics), _source=result)
+        state = cls(run, top_units, index, metrics=tuple(result.metrics), _source=result)
         n = len(query_ids)
         for metric in state.metrics:
             m = result.metrics[metric]
@@ -231,24 +243,28 @@ class RunState:
             self._replaced[i] = result
         else:
             self._results[i] = result
+        if self._section7 is not None:
+            self._section7[i] = _section7(result)
         self.top_units[i] = top_units
         self._set_arrays(i, result)
 
     def aggregates(self) -> dict[str, AggregateValue]:
         """Section-6 aggregates of every metric (same rule and numbers as ``evaluate``)."""
-        out = {}
-        for metric in self.metrics:
-            available = self.available[metric]
-            missing = self.reasons[metric][~available]
-            counts = missing.sum(axis=0).tolist() if missing.size else [0] * len(_REASON_CODES)
-            out[metric] = aggregate_arrays(
-                available,
+        return {
+            metric: aggregate_arrays(
+                self.available[metric],
                 self.value[metric],
                 self.lower[metric],
                 self.upper[metric],
-                {code: int(c) for code, c in zip(_REASON_CODES, counts, strict=True) if c},
+                self.reason_counts(metric),
             )
-        return out
+            for metric in self.metrics
+        }
+
+    def reason_counts(self, metric: str) -> dict[str, int]:
+        """Reason code -> how many queries without a value of ``metric`` have it."""
+        counts = self.reasons[metric][~self.available[metric]].sum(axis=0).tolist()
+        return {code: int(n) for code, n in zip(_REASON_CODES, counts, strict=True) if n}
 
 
 def _set_unknowns(unlabeled: np.ndarray, conflicts: np.ndarray, i: int, mv: MetricValue) -> None:
@@ -282,15 +298,25 @@ class RefreshOutcome(FrozenModel):
 
 
 def _evaluate(
-    columns: RunColumns, protocol: EvalProtocol, extra: Sequence[Measure] = ()
-) -> tuple[BatchResult, BatchResult | None, Sequence[Sequence[str]]]:
-    """The run's section-7 metrics, the ``extra`` measures (None: none) and the top-k units,
+    columns: RunColumns, protocol: EvalProtocol, extra: Sequence[Measure]
+) -> tuple[BatchResult, BatchResult, Sequence[Sequence[str]]]:
+    """The run's section-7 metrics (what the blocking list ranks by), the same with the
+    ``extra`` measures beside them (every measure its state shows) and the top-k units,
     packed straight from the store's unit codes (the same batch :func:`observations_for_run`
     observations would pack to)."""
     batch = columns.packed(protocol)
     results = compute(batch, protocol)
-    more = compute_more(results, extra) if extra else None
-    return results, more, batch.top_units  # named when read
+    if not extra:
+        return results, results, batch.top_units
+    shown = replace(results, metrics={**results.metrics, **compute_more(results, extra).metrics})
+    return results, shown, batch.top_units  # named when read
+
+
+def _section7(result: QueryResult) -> QueryResult:
+    """``result`` with the section-7 metrics alone (what ``evaluate_run`` gives a query)."""
+    if len(result.metrics) == len(METRICS):
+        return result
+    return result.model_copy(update={"metrics": {key: result.metrics[key] for key in METRICS}})
 
 
 def _legacy_key(measure: Measure, k: int) -> str | None:
@@ -312,15 +338,12 @@ class LiveDashboard:
         self.chosen: list[Measure] = list(measures or DEFAULT_STUDY_MEASURES)
         #: what the dashboard shows: the chosen measures and Judged beside them
         self.measures: list[Measure] = shown_measures(self.chosen)
-        #: per run, the shown measures that are not section-7 metrics at its k
-        self.extra: dict[str, RunState] = {}
         self.marks = StoreMarks(0, 0, ())
         self.query_ids: list[str] = []
         self.index: dict[str, int] = {}
         self.runs: dict[str, RunState] = {}
+        #: run name -> the section-6 aggregate of every measure of its state
         self._aggregates: dict[str, dict[str, AggregateValue]] = {}
-        self._extra_aggregates: dict[str, dict[str, AggregateValue]] = {}
-        self._unknowns: dict[tuple[str, str], tuple[int, int]] = {}
         #: the blocking list once made (see _blocking_table); until then what it is made
         #: of: every run's evaluation and the tables of the queries re-evaluated since
         self._blocking: BlockingTable | None = None
@@ -354,18 +377,14 @@ class LiveDashboard:
         evidence = shared_evidence(study, marks=marks)
         reference = evidence.reference
         self._corpus_size = reference.corpus_size
-        self.extra = {}
         evaluated: dict[str, BatchResult] = {}
         order: list[str] | None = None
         for run in list_runs(study):
             extra = self._extra_measures(run.k)
             columns = run_columns(study, evidence, run, order=order)
             order = columns.query_ids
-            results, more, tops = _evaluate(columns, self.protocol, extra)
-            evaluated[run.name] = results
-            self.runs[run.name] = RunState.from_batch(run, columns.query_ids, results, tops)
-            names = [m.canonical for m in extra]
-            self.extra[run.name] = RunState.from_batch(run, columns.query_ids, more, tops, names)
+            evaluated[run.name], shown, tops = _evaluate(columns, self.protocol, extra)
+            self.runs[run.name] = RunState.from_batch(run, columns.query_ids, shown, tops)
         # Each run's query set is its own (its answered queries plus the study's registered,
         # labeled and complete ones, as evaluate_run has it); the dashboard lists the union.
         sets = [rs.index for rs in self.runs.values()]
@@ -513,16 +532,10 @@ class LiveDashboard:
             if not mine:
                 continue
             columns = run_columns(study, evidence, name, mine)
-            extra = self.extra[name]
-            extra_measures = self._extra_measures(rs.run.k)
-            found, extra_found, tops = _evaluate(columns, self.protocol, extra_measures)
-            evaluated[name] = found
-            results = found.query_results()
-            more = [] if extra_found is None else extra_found.query_results()
-            for j, query_id in enumerate(mine):
-                rs.replace(rs.index[query_id], results[j], tops[j])
-                if more:
-                    extra.replace(rs.index[query_id], more[j], tops[j])
+            extra = self._extra_measures(rs.run.k)
+            evaluated[name], shown, tops = _evaluate(columns, self.protocol, extra)
+            for query_id, result, top in zip(mine, shown.query_results(), tops, strict=True):
+                rs.replace(rs.index[query_id], result, top)
         blocking = self._run_blocking(evaluated)
         self._set_coverage(wanted, blocking.values(), reference)
         positions = [self.index[q] for q in wanted]
@@ -544,8 +557,6 @@ class LiveDashboard:
 
     def _set_aggregates(self) -> None:
         self._aggregates = {name: rs.aggregates() for name, rs in self.runs.items()}
-        self._extra_aggregates = {name: rs.aggregates() for name, rs in self.extra.items()}
-        self._unknowns: dict[tuple[str, str], tuple[int, int]] = {}
 
     def _extra_measures(self, k: int) -> list[Measure]:
         """The shown measures a run stored to depth ``k`` needs beyond the section-7 metrics."""
@@ -559,8 +570,9 @@ class LiveDashboard:
         return list(self.runs)
 
     def aggregates(self, run_name: str) -> dict[str, AggregateValue]:
-        """The run's section-6 aggregates (mean only when every query has the metric)."""
-        return self._aggregates[run_name]
+        """The run's section-6 aggregates of the section-7 metrics (mean only when every query
+        has the metric)."""
+        return {key: self._aggregates[run_name][key] for key in METRICS}
 
     def k(self, run_name: str) -> int:
         return self.runs[run_name].run.k
@@ -580,36 +592,26 @@ class LiveDashboard:
         rs = self.runs[run_name]
         return EvaluationReport.model_construct(
             protocol=self.protocol,
-            queries=list(rs.results),
-            aggregates=dict(self._aggregates[run_name]),
+            queries=list(rs.section7),
+            aggregates=self.aggregates(run_name),
             diagnostics=Diagnostics(),
         )
 
     def measure_key(self, run_name: str, measure: Measure) -> str | None:
         """The key of ``measure`` in the run's aggregates (a section-7 key when it is one at the
         run's k), or None when the run was stored too shallow for its cutoff."""
-        k = self.k(run_name)
-        legacy = _legacy_key(measure, k)
-        if legacy is not None:
-            return legacy
-        return measure.canonical if measure.canonical in self.extra[run_name].metrics else None
-
-    def _measure_state(self, run_name: str, measure: Measure) -> tuple[RunState, str] | None:
-        """The run's state holding ``measure`` and its key there (None: not computed)."""
-        key = self.measure_key(run_name, measure)
-        if key is None:
-            return None
-        return (self.runs if key in METRICS else self.extra)[run_name], key
+        key = _legacy_key(measure, self.k(run_name)) or measure.canonical
+        return key if key in self.runs[run_name].metrics else None
 
     def measure_values(self, run_name: str, measure: Measure,
                        query_ids: Sequence[str] | None = None) -> list[tuple[str, MetricValue]]:
         """(query_id, value) of ``measure`` for every query of the run, in query order, or for
         those of ``query_ids`` in the run's set, in that order (empty when the run was
         stored too shallow for its cutoff)."""
-        found = self._measure_state(run_name, measure)
-        if found is None:
+        key = self.measure_key(run_name, measure)
+        if key is None:
             return []
-        rs, key = found
+        rs = self.runs[run_name]
         results = (rs.results if query_ids is None
                    else rs.results_at([rs.index[q] for q in query_ids if q in rs.index]))
         return [(r.query_id, r.metrics[key]) for r in results]
@@ -617,18 +619,15 @@ class LiveDashboard:
     def measure_columns(self, run_name: str, measure: Measure) -> MeasureColumns | None:
         """The run's per-query arrays of ``measure`` (None: not computed for the run), read
         from the state's arrays without making a per-query result object."""
-        found = self._measure_state(run_name, measure)
-        if found is None:
+        key = self.measure_key(run_name, measure)
+        if key is None:
             return None
-        rs, key = found
-        reasons = rs.reasons[key]
+        rs = self.runs[run_name]
         return MeasureColumns(
             positions=self._query_rows(run_name),
             available=rs.available[key],
             value=rs.value[key],
-            reasons={code: int(n) for code, n in zip(
-                _REASON_CODES, reasons[~rs.available[key]].sum(axis=0).tolist(), strict=True)
-                if n},
+            reasons=rs.reason_counts(key),
         )
 
     def measure_aggregate(self, run_name: str, measure: Measure) -> AggregateValue | None:
@@ -636,25 +635,20 @@ class LiveDashboard:
         key = self.measure_key(run_name, measure)
         if key is None:
             return None
-        return (self._aggregates if key in METRICS else self._extra_aggregates)[run_name][key]
+        return self._aggregates[run_name][key]
 
     def measure_unknowns(self, run_name: str, measure: Measure) -> tuple[int, int]:
         """(unlabeled, in conflict): the unknown units behind the run's missing values of
         ``measure`` (see :func:`evalcore.analysis.interval_text.unknown_counts`)."""
-        state = self._measure_state(run_name, measure)
-        if state is None:
-            return 0, 0
-        key = (run_name, state[1])
-        found = self._unknowns.get(key)
-        if found is None:
-            found = self._unknowns[key] = state[0].unknown_counts(state[1])
-        return found
+        key = self.measure_key(run_name, measure)
+        return (0, 0) if key is None else self.runs[run_name].unknown_counts(key)
 
     def query_result(self, run_name: str, query_id: str) -> QueryResult | None:
-        """The query's result in the run, or None when the query is not in the run's set."""
+        """The query's section-7 result in the run (as ``evaluate_run`` gives it), or None when
+        the query is not in the run's set."""
         rs = self.runs[run_name]
         i = rs.index.get(query_id)
-        return None if i is None else rs.results[i]
+        return None if i is None else _section7(rs.results[i])
 
     def coverage(self) -> Coverage:
         pooled, labeled, in_conflict = self._pool

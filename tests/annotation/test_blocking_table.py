@@ -197,8 +197,7 @@ def test_unknown_counts_and_rows_equal_the_result_objects(study, data) -> None:
         info = RunInfo.model_construct(name=name, k=k)
         ids = [queries[i] for i in positions]
         for source in (result, more):
-            state = RunState.from_batch(info, ids, source, list(result.batch.top_units),
-                                        list(source.metrics))
+            state = RunState.from_batch(info, ids, source, list(result.batch.top_units))
             made = source.query_results()
             for metric in source.metrics:
                 assert state.unknown_counts(metric) == unknown_counts(

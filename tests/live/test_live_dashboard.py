@@ -43,10 +43,10 @@ def _assert_parity(state: LiveDashboard, db) -> None:
     for run in state.run_names:
         report = evaluate_run(open_study(db, STUDY, None), run)
         assert state.aggregates(run) == report.aggregates
-        assert state.runs[run].results == report.queries
         evaluation = state.evaluation(run)
         assert (evaluation.queries, evaluation.aggregates, evaluation.protocol) == (
             report.queries, report.aggregates, report.protocol)
+        assert [state.query_result(run, q.query_id) for q in report.queries] == report.queries
 
 
 def _assert_same(a: LiveDashboard, b: LiveDashboard) -> None:
@@ -101,6 +101,18 @@ def test_incremental_refresh_equals_full_rebuild_after_every_kind_of_event(tmp_p
         assert outcome.changed and not outcome.full and len(outcome.queries) == 1
         _assert_same(state, LiveDashboard.build(open_study(db, STUDY, None)))
     _assert_parity(state, db)
+
+
+def test_evaluation_made_between_labels_equals_evaluate_run(tmp_path: Path, new_store_target) -> None:
+    """The section-7 view made before the per-query results (a relabeled query in place),
+    then kept current by each further label."""
+    db, qids = _store(new_store_target)
+    state = LiveDashboard.build(open_study(db, STUDY, None))
+    for i, q in enumerate(qids[1:4]):
+        record_label(db, study_id=STUDY, query_id=q, unit_id=f"{q}-u0", gain=i + 1,
+                     annotator="bob")
+        assert not state.refresh(open_study(db, state.study_id, None)).full
+        _assert_parity(state, db)
 
 
 def test_label_on_a_blocking_item_lowers_the_unavailable_count(tmp_path: Path, new_store_target) -> None:

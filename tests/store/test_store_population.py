@@ -152,7 +152,7 @@ def test_incremental_refresh_equals_a_rebuild_as_the_corpus_size_moves(tmp_path:
         _assert_same(state, LiveDashboard.build(open_study(db, STUDY, None)))
     assert sizes == [40, 42, None, 43]
     report = evaluate_run(open_study(db, STUDY, None), "a")
-    assert state.runs["a"].results == report.queries
+    assert state.evaluation("a").queries == report.queries
 
 
 def test_reports_record_the_corpus_size_they_were_bounded_by(tmp_path: Path, new_store_target) -> None:

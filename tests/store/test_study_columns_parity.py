@@ -116,7 +116,7 @@ def test_dashboard_from_arrays_equals_evaluate_run(tmp_path: Path, seed: int, ne
         assert state.aggregates(run) == report.aggregates
         rs = state.runs[run]
         for metric in rs.metrics:  # the arrays as a per-query fill makes them
-            for i, result in enumerate(report.queries):
+            for i, result in enumerate(rs.results):
                 mv = result.metrics[metric]
                 assert bool(rs.available[metric][i]) == mv.available
         assert state.evaluation(run).queries == report.queries
