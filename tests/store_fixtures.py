@@ -81,3 +81,22 @@ def apply_label_steps(db: sqlite_utils.Database, steps, study_id: str = "s") -> 
                            reviewer="rev")
         except (ValueError, LookupError):
             continue
+
+
+def shallow_demo_runs(db: sqlite_utils.Database, depth: int) -> tuple[str, str]:
+    """The demo study's two runs cut to their top ``depth`` results and stored to that depth
+    (``<run>-top<depth>``): runs that hold no rank past ``depth``."""
+    from evalcore.demo.study import DEMO_STUDY_ID, RUN_PROTOCOLS
+    from evalcore.store.runs import add_run, get_run, run_results
+    from evalcore.store.study_handle import open_study
+
+    study = open_study(db, DEMO_STUDY_ID, None)
+    names = []
+    for run in RUN_PROTOCOLS:
+        ranked = run_results(study, get_run(study, run).run_id)
+        rows = [(q, r, u, s) for q, units in ranked.items()
+                for r, (u, s) in enumerate(units[:depth], start=1)]
+        name = f"{run}-top{depth}"
+        add_run(db, study_id=DEMO_STUDY_ID, name=name, source="imported", k=depth, results=rows)
+        names.append(name)
+    return names[0], names[1]

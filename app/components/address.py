@@ -111,17 +111,18 @@ def write_address(page: str, values: dict[str, str | None]) -> None:
 
 
 def restore_choices(page: str, param: str, key: str, options: list[str], default: list[str],
-                    *, what: str) -> None:
+                    *, what: str, absent: str = "which this study does not have") -> None:
     """Seed the multiselect ``key`` before it is drawn, as :func:`restore_choice` does; the
-    address holds the choices comma-separated (``?runs=a,b``), unknown ones are named."""
+    address holds the choices comma-separated (``?runs=a,b``), unknown ones are named with
+    ``absent`` saying why they are not among ``options``."""
     wanted = st.query_params.get(param)
     if wanted is not None and new_request(page, param):
         names = [name for name in wanted.split(",") if name]
         unknown = [name for name in names if name not in options]
         if unknown:
             st.warning(escape_markdown(
-                f"The address asks for {what} {', '.join(map(repr, unknown))}, which this "
-                "study does not have; they are left out."))
+                f"The address asks for {what} {', '.join(map(repr, unknown))}, {absent}; "
+                "they are left out."))
         st.session_state[key] = [name for name in names if name in options]
     elif key not in st.session_state:
         st.session_state[key] = list(default)

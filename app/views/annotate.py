@@ -83,6 +83,8 @@ from evalcore.live.decide_state import (
     DECIDE_MEASURES,
     DecideTarget,
     TargetError,
+    decide_depth_note,
+    decide_measures,
     decide_state,
     decide_target,
     next_queue_item,
@@ -819,9 +821,11 @@ def _queue_mode(handle: Study) -> str:
 def _address_target(handle: Study, run_a: str, run_b: str, measure: str) -> None:
     """Put the address's runs and measure in the selectors, or say which one is wrong."""
     runs = study_run_names(handle) + ["", ""]
+    run_a, run_b = run_a or runs[0], run_b or runs[1]
+    if not measure and run_a in runs[:-2] and run_b in runs[:-2] and run_a != run_b:
+        measure = decide_measures(handle, run_a, run_b)[0]  # within the runs' depth
     try:
-        target = decide_target(handle, run_a or runs[0], run_b or runs[1],
-                               measure or DECIDE_MEASURES[0])
+        target = decide_target(handle, run_a, run_b, measure or DECIDE_MEASURES[0])
     except TargetError as error:
         say("error", f"The address asks for {error}. Choose the runs and the measure below.")
         return
@@ -840,7 +844,7 @@ def _decide_target(handle: Study) -> DecideTarget | None:
     for key, default in zip((RUN_A_KEY, RUN_B_KEY), runs[:2], strict=True):  # the defaults
         if st.session_state.get(key) not in runs:
             st.session_state[key] = default
-    measures = list(DECIDE_MEASURES)
+    measures = decide_measures(handle, st.session_state[RUN_A_KEY], st.session_state[RUN_B_KEY])
     chosen = st.session_state.get(MEASURE_KEY)
     if chosen and chosen not in measures:  # a measure of the catalogue the address asked for
         measures.append(chosen)
@@ -850,6 +854,9 @@ def _decide_target(handle: Study) -> DecideTarget | None:
         st.selectbox("Run A", runs, key=RUN_A_KEY, persist_state="session")
         st.selectbox("Run B", runs, key=RUN_B_KEY, persist_state="session")
         st.selectbox("Measure", measures, key=MEASURE_KEY, persist_state="session")
+    note = decide_depth_note(handle, st.session_state[RUN_A_KEY], st.session_state[RUN_B_KEY])
+    if note is not None:
+        say("caption", note)
     try:
         target = decide_target(handle, *(st.session_state[key]
                                          for key in (RUN_A_KEY, RUN_B_KEY, MEASURE_KEY)))

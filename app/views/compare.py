@@ -52,7 +52,7 @@ from evalcore.analysis.bottom_line import (
 from evalcore.analysis.bottom_line import signed as signed_text
 from evalcore.analysis.comparability import NotVerified, RunTerms, Verdict, comparability
 from evalcore.analysis.compare import RunComparison, compare_runs
-from evalcore.analysis.decision import EvaluatedPair, stored_pair
+from evalcore.analysis.decision import EvaluatedPair, depth_note, fits_depth, stored_pair
 from evalcore.analysis.pair_comparison import (
     MeasureVerdict,
     PairComparison,
@@ -100,12 +100,15 @@ def _default_measures(handle: Study, depth: int) -> list[str]:
     the two runs' depths), those deeper than ``depth`` left out."""
     chosen = study_measures(handle)
     named = [m if m.k is not None else Measure(m.family, k=depth, rel=m.rel, p=m.p) for m in chosen]
-    return list(dict.fromkeys(m.canonical for m in named if m.k is not None and m.k <= depth))
+    return list(dict.fromkeys(m.canonical for m in named if fits_depth(m, depth)))
 
 
-def _measure_options(defaults: list[str]) -> list[str]:
-    """The catalogue's measures at :data:`CUTOFFS` (the defaults first)."""
-    catalogue = [Measure(family, k).canonical for k in CUTOFFS for family in FAMILIES]
+def _measure_options(defaults: list[str], depth: int) -> list[str]:
+    """The catalogue's measures at :data:`CUTOFFS` the runs hold, ``depth`` (the shallower
+    run's stored depth) and below, and at ``depth`` itself (the defaults first): a deeper
+    cutoff would count ranks never retrieved as empty."""
+    cutoffs = dict.fromkeys([*(k for k in CUTOFFS if k < depth), depth])
+    catalogue = [Measure(family, k).canonical for k in cutoffs for family in FAMILIES]
     return list(dict.fromkeys(defaults + catalogue))
 
 
@@ -497,12 +500,17 @@ chosen_names = top[0].multiselect(
 version = top[2].selectbox("Reference", versions, key="rl_compare_reference",
                            persist_state="session")
 reference = None if version == WORKING else version
-depth = min((infos[n].k for n in chosen_names), default=min(r.k for r in infos.values()))
+depths = {n: infos[n].k for n in chosen_names} or {n: r.k for n, r in infos.items()}
+depth = min(depths.values())
 defaults = _default_measures(handle, depth)
-restore_choices(PAGE, "measures", "rl_compare_measures", _measure_options(defaults), defaults,
-                what="measures")
-measures = top[1].multiselect("Measures", _measure_options(defaults),
-                              key="rl_compare_measures", persist_state="session")
+offered = _measure_options(defaults, depth)
+restore_choices(PAGE, "measures", "rl_compare_measures", offered, defaults, what="measures",
+                absent="not offered for these runs (see under Measures)")
+measures = top[1].multiselect("Measures", offered, key="rl_compare_measures",
+                              persist_state="session")
+if depth < max(CUTOFFS):  # why the deeper cutoffs are not offered, under the picker
+    with top[1]:
+        say("caption", depth_note(depths))
 joined = {"runs": ",".join(chosen_names), "measures": ",".join(measures)}
 write_address(PAGE, {**joined, "reference": reference})
 

@@ -371,17 +371,57 @@ class EvaluatedPair:
         return [] if population is None else population.size_notes()
 
 
+def fits_depth(measure: Measure, depth: int) -> bool:
+    """Whether a run stored to ``depth`` holds every rank ``measure`` reads: a measure
+    without a cutoff reads the ranks the run has, one with a cutoff past ``depth`` would
+    take the ranks never retrieved as empty."""
+    return measure.k is None or measure.k <= depth
+
+
+def capped(measure: Measure, depth: int) -> Measure:
+    """``measure`` at a cutoff of at most ``depth`` (the same measure when it fits)."""
+    if fits_depth(measure, depth):
+        return measure
+    return Measure(measure.family, k=depth, rel=measure.rel, p=measure.p)
+
+
+def stored_depths(study: Study, runs: Sequence[str]) -> dict[str, int]:
+    """Each of ``runs``' stored depth (``runs.k``), in the order given."""
+    return {name: get_run(study, name).k for name in dict.fromkeys(runs)}
+
+
+def depth_problems(depths: dict[str, int], measures: Sequence[Measure]) -> list[str]:
+    """One sentence per run of ``depths`` (name: stored depth) stored shallower than a
+    measure's cutoff, naming the measures that would need ranks never retrieved."""
+    problems = []
+    for name, depth in depths.items():
+        deeper = [m.canonical for m in measures if not fits_depth(m, depth)]
+        if deeper:
+            problems.append(f"run {name!r} was stored to depth {depth}; {', '.join(deeper)} "
+                            "would need ranks that were never retrieved")
+    return problems
+
+
+def depth_note(depths: dict[str, int]) -> str:
+    """Why no cutoff past the shallowest of ``depths`` (run name: stored depth) is offered,
+    naming each run's depth: its ranks below were never retrieved."""
+    depth = min(depths.values())
+    names = list(depths)
+    if len(set(depths.values())) == 1:
+        runs = names[0] if len(names) == 1 else f"{', '.join(names[:-1])} and {names[-1]}"
+        stored = f"{runs} {'is' if len(names) == 1 else 'are'} stored to depth {depth}"
+    else:
+        each = [f"{name} to depth {k}" for name, k in depths.items()]
+        stored = f"{names[0]} is stored to depth {depths[names[0]]}, " + ", ".join(each[1:])
+    return (f"Cutoffs up to @{depth} only: {stored}. Ranks past a run's depth were never "
+            "retrieved, so a deeper cutoff would count them as empty.")
+
+
 def require_stored_depth(study: Study, runs: Sequence[str], measures: Sequence[Measure]) -> None:
     """ValueError naming each of ``runs`` stored shallower than a measure's cutoff: its ranks
     below the stored depth were never retrieved, and a comparison would take them as empty
     (``evaluate --db`` refuses such a measure and a report leaves it out alike)."""
-    problems = []
-    for name in dict.fromkeys(runs):
-        depth = get_run(study, name).k
-        deeper = [m.canonical for m in measures if m.k is not None and m.k > depth]
-        if deeper:
-            problems.append(f"run {name!r} was stored to depth {depth}; {', '.join(deeper)} "
-                            "would need ranks that were never retrieved")
+    problems = depth_problems(stored_depths(study, runs), measures)
     if problems:
         raise ValueError("; ".join(problems) + " (use cutoffs up to the runs' depth, or store "
                          "deeper runs)")
@@ -399,12 +439,15 @@ def stored_pair(
     """Both stored runs against the working reference (or frozen version ``reference``),
     over the study's queries or the resolved query set ``query_ids``, evaluated as a pair,
     with the columns they were packed from (the study's shared evidence,
-    :func:`evalcore.analysis.shared_evidence.shared_evidence`)."""
+    :func:`evalcore.analysis.shared_evidence.shared_evidence`). A measure whose cutoff is
+    past either run's stored depth is refused (:func:`require_stored_depth`)."""
+    parsed = [m if isinstance(m, Measure) else parse_measure(m) for m in measures]
+    require_stored_depth(study, [run_a, run_b], parsed)
     # The observations of both runs over the union of their query sets, as columns (one
     # read of the reference; no per-query objects).
     columns = runs_as_columns(study, [run_a, run_b], shared_evidence(study, reference),
                               query_ids=query_ids)
-    pair = evaluate_column_pair(columns, measures, study.settings.protocol())
+    pair = evaluate_column_pair(columns, parsed, study.settings.protocol())
     return EvaluatedPair(run_a, run_b, columns, pair)
 
 

@@ -7,6 +7,7 @@ same numbers incrementally.
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from evalcore.analysis.decision import depth_problems
 from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.compute.batch import ObservationBatch
 from evalcore.compute.evaluate import evaluate_batch, packing_depth
@@ -39,10 +40,13 @@ def evaluate_run_measures(
 ) -> tuple[EvaluationReport, EvaluationReport | None]:
     """:func:`evaluate_run` and, with ``measures``, the report of those measures, for a caller
     that authorised the read already (``query_ids``: a resolved query set, else the run's
-    queries)."""
+    queries); ValueError for a measure whose cutoff is past the run's stored depth."""
     if protocol is None:
         protocol = study.settings.protocol()
     run = pack_stored_run(study, run_name, reference, protocol, query_ids=query_ids)
+    problems = depth_problems({run_name: run.columns.run.k}, measures)
+    if problems:  # ranks past the stored depth were never retrieved: not empty ones
+        raise ValueError("; ".join(problems))
     chosen = (evaluate_batch(run.packed(packing_depth(measures)), protocol,
                              measures=list(measures), diagnostics=run.diagnostics)
               if measures else None)

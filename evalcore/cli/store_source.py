@@ -92,13 +92,13 @@ def store_source(
     finally:
         db.conn.close()
     depth = packing_depth(measures)
+    from evalcore.analysis.decision import depth_problems
+
     stored = run.columns.run.k if run.columns.query_ids else depth
-    if depth > stored:
-        deeper = ", ".join(str(m) for m in measures or () if m.k is not None and m.k > stored)
+    problems = depth_problems({run_name: stored}, measures or ())
+    if problems:
         raise InputErrors([InputError(
-            file=str(db_path), field="-m",
-            message=f"run {run_name!r} was stored to depth {stored}; {deeper} would need "
-            "ranks that were never retrieved",
+            file=str(db_path), field="-m", message="; ".join(problems),
             hint=f"use cutoffs up to {stored}, or store a deeper run",
         )])
     return EvalInput(run.packed(depth), run.diagnostics)

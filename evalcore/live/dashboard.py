@@ -27,6 +27,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from evalcore.analysis.comparability import RunTerms
+from evalcore.analysis.decision import fits_depth
 from evalcore.analysis.interval_text import unknown_counts
 from evalcore.analysis.shared_evidence import shared_evidence
 from evalcore.annotation.blocking import BlockingItem
@@ -560,7 +561,7 @@ class LiveDashboard:
     def _extra_measures(self, k: int) -> list[Measure]:
         """The shown measures a run stored to depth ``k`` needs beyond the section-7 metrics."""
         return [m for m in self.measures
-                if _legacy_key(m, k) is None and (m.k is None or m.k <= k)]
+                if _legacy_key(m, k) is None and fits_depth(m, k)]
 
     # --- what the dashboard shows -------------------------------------------------
 

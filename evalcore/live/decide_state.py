@@ -9,7 +9,15 @@ ties of the queue's order (never its items or the verdicts).
 
 from collections.abc import Collection, Sequence
 
-from evalcore.analysis.decision import Decision, decide_measure, stored_pair
+from evalcore.analysis.decision import (
+    Decision,
+    capped,
+    decide_measure,
+    depth_note,
+    depth_problems,
+    stored_depths,
+    stored_pair,
+)
 from evalcore.analysis.decision_queue import DecideItem, decide_queue, mean_automatic_gains
 from evalcore.contract.frozen import FrozenModel
 from evalcore.contract.measures import UnknownMeasure, parse_measure
@@ -18,7 +26,8 @@ from evalcore.store.resolution import resolve_unit_in_store
 from evalcore.store.runs import list_runs
 from evalcore.store.study_handle import Study
 
-#: The measures the annotate page offers (any measure of the catalogue is accepted too).
+#: The measures the annotate page offers, each at a cutoff of at most the runs' stored depth
+#: (:func:`decide_measures`; any measure of the catalogue within that depth is accepted too).
 DECIDE_MEASURES: tuple[str, ...] = ("P@10", "RR@10", "Success@10", "P@5", "nDCG@10", "R@10")
 #: Verdicts that settle a comparison: no label can change them.
 SETTLED = frozenset({"a_better", "b_better", "tied"})
@@ -47,8 +56,25 @@ def study_run_names(study: Study) -> list[str]:
     return [run.name for run in list_runs(study)]
 
 
+def decide_measures(study: Study, run_a: str, run_b: str) -> list[str]:
+    """:data:`DECIDE_MEASURES` for two runs: a cutoff past the shallower run's stored depth
+    taken at that depth (ranks below it were never retrieved and would count as empty)."""
+    depth = min(stored_depths(study, [run_a, run_b]).values())
+    return list(dict.fromkeys(capped(parse_measure(m), depth).canonical for m in DECIDE_MEASURES))
+
+
+def decide_depth_note(study: Study, run_a: str, run_b: str) -> str | None:
+    """Why the offered measures' cutoffs are shallower than :data:`DECIDE_MEASURES` for two
+    runs (:func:`~evalcore.analysis.decision.depth_note`); None when every cutoff fits."""
+    depths = stored_depths(study, [run_a, run_b])
+    if not depth_problems(depths, [parse_measure(m) for m in DECIDE_MEASURES]):
+        return None
+    return depth_note(depths)
+
+
 def decide_target(study: Study, run_a: str, run_b: str, measure: str) -> DecideTarget:
-    """The target named by the three values, or :class:`TargetError` for the first bad one."""
+    """The target named by the three values, or :class:`TargetError` for the first bad one
+    (a measure whose cutoff is past either run's stored depth among them)."""
     runs = study_run_names(study)
     for parameter, value in (("run_a", run_a), ("run_b", run_b)):
         if value not in runs:
@@ -60,7 +86,11 @@ def decide_target(study: Study, run_a: str, run_b: str, measure: str) -> DecideT
         canonical = parse_measure(measure).canonical
     except UnknownMeasure as error:
         raise TargetError("measure", measure, f"is not a measure ({error})",
-                          list(DECIDE_MEASURES)) from None
+                          decide_measures(study, run_a, run_b)) from None
+    problems = depth_problems(stored_depths(study, [run_a, run_b]), [parse_measure(canonical)])
+    if problems:
+        raise TargetError("measure", measure, f"cannot be computed: {'; '.join(problems)}",
+                          decide_measures(study, run_a, run_b))
     return DecideTarget(run_a=run_a, run_b=run_b, measure=canonical)
 
 
@@ -95,9 +125,10 @@ class DecideState(FrozenModel):
 
 def decide_state(study: Study, target: DecideTarget, *,
                  query_ids: Sequence[str] | None = None) -> DecideState:
-    """Both runs evaluated once on every offered measure: the verdicts and the target's queue,
-    over the study's queries or the query set ``query_ids`` (:mod:`evalcore.analysis.query_set`)."""
-    names = list(dict.fromkeys([parse_measure(m).canonical for m in DECIDE_MEASURES] + [target.measure]))
+    """Both runs evaluated once on every offered measure (:func:`decide_measures`): the
+    verdicts and the target's queue, over the study's queries or the query set ``query_ids`` (:mod:`evalcore.analysis.query_set`)."""
+    offered = decide_measures(study, target.run_a, target.run_b)
+    names = list(dict.fromkeys([*offered, target.measure]))
     pair = stored_pair(study, target.run_a, target.run_b, names, query_ids=query_ids).pair
     decisions = [decide_measure(pair, name, target.run_a, target.run_b) for name in names]
     decision = decisions[names.index(target.measure)]

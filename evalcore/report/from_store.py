@@ -15,6 +15,7 @@ from datetime import datetime
 
 from evalcore.analysis.bottom_line import BottomLine, bottom_line
 from evalcore.analysis.compare import ComparisonSettings
+from evalcore.analysis.decision import fits_depth
 from evalcore.analysis.pair_comparison import PairComparison, compare_pair
 from evalcore.analysis.query_set import QuerySetSpec, resolve_stored_query_set
 from evalcore.analysis.run_evaluation import evaluate_run_measures
@@ -89,7 +90,7 @@ def report_from_store(
     chosen_values = {}
     too_deep: list[str] = []
     for info in run_infos:
-        fits = [m for m in shown if m.k is None or m.k <= info.k]
+        fits = [m for m in shown if fits_depth(m, info.k)]
         too_deep += [f"{m.canonical} is deeper than run {info.name!r}'s depth {info.k}: not "
                      "shown for it" for m in chosen if m not in fits]
         evaluation, chosen_values[info.name] = evaluate_run_measures(
@@ -197,7 +198,7 @@ def decisions_of(
     chosen = [parse_measure(name) for name in report.measures] or list(DEFAULT_MEASURES)
     measures = [
         m.canonical if m.k is not None or k is None else f"{m.canonical}@{k}"
-        for m in chosen if m.family != "Judged" and (m.k is None or k is None or m.k <= k)
+        for m in chosen if m.family != "Judged" and (k is None or fits_depth(m, k))
     ]
     if not measures:
         return []

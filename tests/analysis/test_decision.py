@@ -267,7 +267,8 @@ def test_stored_pair_reads_the_same_batches_as_the_observations(tmp_path, store_
     adjudicate(db, study_id="s", query_id="q10", unit_id="z", gain=2, reviewer="rev")
     record_label(db, study_id="s", query_id="q10", unit_id="z", gain=1, annotator="cy")
     mark_complete(db, study_id="s", query_id="q1", actor="lead")
-    measures = [parse_measure(m) for m in ("P@2", "nDCG@3", "R@3")]
+    # cutoffs within both runs' stored depths (B: 2); A, stored to 3, is packed to its depth
+    measures = [parse_measure(m) for m in ("P@2", "nDCG@2", "R@2")]
     freeze_reference(db, study_id="s", name="v1", actor="lead")
     for reference in (None, "v1"):
         pair = stored_pair(open_study(db, "s", None), "A", "B", measures, reference).pair
@@ -278,7 +279,7 @@ def test_stored_pair_reads_the_same_batches_as_the_observations(tmp_path, store_
             expected = ObservationBatch.from_observations(
                 observations_for_run(open_study(db, "s", None), run, reference, union),
                 protocol,
-                min_depth=3,
+                min_depth=2,
             )
             got = result.batch
             assert got.query_ids == expected.query_ids == union

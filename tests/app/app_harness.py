@@ -23,7 +23,9 @@ RESULTS = {
 }
 
 
-def build_small_study(path: Path) -> sqlite_utils.Database:
+def build_small_study(path: Path, depth: int = 3) -> sqlite_utils.Database:
+    """The small study, its two runs stored to ``depth`` (they return at most 3 results a
+    query: a deeper run returned fewer than it could)."""
     db = open_store(path)
     create_study(db, StudyIn(study_id=STUDY, name="Small study", corpus_id=CORPUS))
     add_documents(
@@ -38,7 +40,7 @@ def build_small_study(path: Path) -> sqlite_utils.Database:
     add_queries(db, STUDY, [QueryIn(query_id="q1", text="reset password"),
                             QueryIn(query_id="q2", text="password guide")])
     for name, rows in RESULTS.items():
-        add_run(db, study_id=STUDY, name=name, source="imported", k=3,
+        add_run(db, study_id=STUDY, name=name, source="imported", k=depth,
                 results=[(q, r, u, 10.0 - r) for q, r, u in rows])
     return db
 

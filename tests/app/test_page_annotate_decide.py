@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from app_harness import ENTRY, grade_button, item_caption
-from store_fixtures import built_demo
+from store_fixtures import built_demo, shallow_demo_runs
 from streamlit.testing.v1 import AppTest
 
 from evalcore.demo.corpus import demo_documents
@@ -241,3 +241,26 @@ def test_the_queues_stay_blind_when_the_blocking_order_shows_ranks(demo_store: P
     at.radio(key="rl_queue_mode").set_value("blocking").run()
     assert at.toggle(key="rl_unblind").value is True
     assert "rank " in item_caption(at)
+
+
+def test_runs_stored_to_depth_3_are_offered_cutoffs_up_to_3_with_the_reason(
+        demo_store: Path) -> None:
+    """The decide panel never evaluates @10 or @5 on runs stored to depth 3: the measure
+    picker offers cutoffs up to 3 with a caption naming each run's depth, and an address
+    asking for P@10 on them is refused with that reason and the valid measures."""
+    db = open_store(demo_store)
+    try:
+        a, b = shallow_demo_runs(db, 3)
+    finally:
+        db.conn.close()
+    at = _open({"queue": "decide", "run_a": a, "run_b": b})
+    picker = at.selectbox(key="rl_decide_measure")
+    assert picker.options == ["P@3", "RR@3", "Success@3", "nDCG@3", "R@3"]
+    assert picker.value == "P@3"
+    captions = _text(at.caption)
+    assert f"Cutoffs up to @3 only: {a} and {b} are stored to depth 3. Ranks past" in captions
+    assert "@10" not in _text(at.markdown) + captions
+    deep = _open({"queue": "decide", "run_a": a, "run_b": b, "measure": "P@10"})
+    error = _text(deep.error)
+    assert f"run {a!r} was stored to depth 3; P@10 would need ranks" in error
+    assert "valid values: P@3, RR@3" in error

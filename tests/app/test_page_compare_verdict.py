@@ -5,6 +5,9 @@ compatibility numbers apart."""
 
 from urllib.parse import parse_qs
 
+import pytest
+from app_harness import build_small_study
+
 from evalcore.analysis.bottom_line import bottom_line
 from evalcore.analysis.pair_comparison import COMPAT_LABEL, compare_pair
 from evalcore.store.labels import record_label
@@ -12,6 +15,16 @@ from evalcore.store.study_handle import open_study
 from evalcore.store.study_measures import set_study_measures
 
 PAGE = "views/compare.py"
+
+
+@pytest.fixture
+def store_to_10(new_store_target, monkeypatch: pytest.MonkeyPatch):
+    """The small study with its runs stored to depth 10 (they return at most 3 results a
+    query): the @10 comparisons below read ranks the runs hold, empty past the third."""
+    path = new_store_target("ledger.sqlite")
+    db = build_small_study(path, depth=10)
+    monkeypatch.setenv("RELEVANCE_LEDGER_DB", str(path))
+    return path, db
 
 
 def _label(db, gains: dict[str, int]) -> None:
@@ -22,10 +35,12 @@ def _label(db, gains: dict[str, int]) -> None:
 
 def _texts(at) -> list[str]:
     """The lines of markdown, captions and warnings in page order (escapes removed; the
-    page draws several lines in one element)."""
+    page draws several lines in one element), the measure picker's caption on the runs'
+    depth left out (it belongs to the pickers)."""
     out = _walk(at.main)
-    return [line.rstrip(" ").replace("\\", "").replace("**", "")
-            for t in out for line in t.split("\n")]
+    lines = [line.rstrip(" ").replace("\\", "").replace("**", "")
+             for t in out for line in t.split("\n")]
+    return [line for line in lines if not line.startswith("Cutoffs up to @")]
 
 
 def _walk(node) -> list[str]:
@@ -53,14 +68,14 @@ def _sentence(db, measures: list[str]) -> str:
     return bottom_line(compare_pair(open_study(db, "s1", None), "r2", "r1", measures, queue_limit=10)).sentence
 
 
-def test_the_bottom_line_comes_first(small_store, new_app) -> None:
-    _, db = small_store
+def test_the_bottom_line_comes_first(store_to_10, new_app) -> None:
+    _, db = store_to_10
     _label(db, {"d1": 2, "d2": 0, "d3": 1, "d4": 3, "d5": 1, "d6": 0})
     at = new_app(page=PAGE)
     assert not at.exception, at.exception
     assert at.multiselect(key="rl_compare_runs").value == ["r1", "r2"]  # r1: the baseline
-    # the study's default measures at the runs' depth (3)
-    assert at.multiselect(key="rl_compare_measures").value == ["P@3", "R@3", "nDCG@3", "RR@3"]
+    # the study's default measures at the runs' depth (10)
+    assert at.multiselect(key="rl_compare_measures").value == ["P@10", "R@10", "nDCG@10", "RR@10"]
     measures = ["P@10", "R@10", "nDCG@10", "RR@10"]
     at.multiselect(key="rl_compare_measures").set_value(measures).run()
     texts = _texts(at)
@@ -87,9 +102,9 @@ def test_the_bottom_line_comes_first(small_store, new_app) -> None:
     assert at.subheader[0].value == "Bottom line" and at.subheader[0].proto.help
 
 
-def test_cannot_be_decided_yet_says_why_in_plain_words_and_what_to_do(small_store,
+def test_cannot_be_decided_yet_says_why_in_plain_words_and_what_to_do(store_to_10,
                                                                       new_app) -> None:
-    _, db = small_store
+    _, db = store_to_10
     _label(db, {"d1": 2, "d2": 0, "d3": 1, "d4": 3})  # q2 has no label at all
     at = new_app(page=PAGE)
     at.multiselect(key="rl_compare_measures").set_value(["P@10"]).run()
@@ -102,8 +117,8 @@ def test_cannot_be_decided_yet_says_why_in_plain_words_and_what_to_do(small_stor
     assert row["what would settle it"] == "1 query has no label at all: label any result of them"
 
 
-def test_open_shows_the_labels_that_would_settle_it_and_its_link(small_store, new_app) -> None:
-    _, db = small_store
+def test_open_shows_the_labels_that_would_settle_it_and_its_link(store_to_10, new_app) -> None:
+    _, db = store_to_10
     _label(db, {"d1": 2, "d2": 0, "d5": 1})  # d3, d4 (q1) and d6 (q2) unlabeled
     at = new_app(annotator="ann", page=PAGE)
     at.multiselect(key="rl_compare_measures").set_value(["P@10"]).run()
@@ -131,8 +146,8 @@ def test_open_shows_the_labels_that_would_settle_it_and_its_link(small_store, ne
                       "run_b": "r1", "measure": "P@10"}
 
 
-def test_paired_tests_say_what_was_left_out_and_the_caution_once(small_store, new_app) -> None:
-    _, db = small_store
+def test_paired_tests_say_what_was_left_out_and_the_caution_once(store_to_10, new_app) -> None:
+    _, db = store_to_10
     _label(db, {"d1": 2, "d2": 0, "d3": 1, "d4": 3, "d5": 1})  # d6 unlabeled
     at = new_app(page=PAGE)
     at.multiselect(key="rl_compare_measures").set_value(["P@10", "RR@10"]).run()
@@ -148,8 +163,8 @@ def test_paired_tests_say_what_was_left_out_and_the_caution_once(small_store, ne
     assert not any("unlabeled_returned" in t for t in texts)
 
 
-def test_compat_numbers_are_labeled_and_apart(small_store, new_app) -> None:
-    _, db = small_store
+def test_compat_numbers_are_labeled_and_apart(store_to_10, new_app) -> None:
+    _, db = store_to_10
     _label(db, {"d1": 2, "d2": 0, "d5": 1})
     at = new_app(page=PAGE)
     at.multiselect(key="rl_compare_measures").set_value(["P@10", "RR@10"]).run()
@@ -335,3 +350,49 @@ def test_each_candidate_gets_its_sentence_against_the_one_baseline(small_store,
     assert texts[:2] == expected  # r2, chosen first, is the baseline of both
     assert all(t.startswith(f"{c} vs r2 (baseline): ") for t, c in zip(texts[:2], ("r1", "r3"), strict=True))
     assert len(at.table) == 4  # per candidate: its bottom line table, its paired tests
+
+
+def test_only_cutoffs_the_runs_hold_are_offered_and_the_caption_says_why(small_store,
+                                                                        new_app) -> None:
+    """Runs stored to depth 3 hold no rank past 3: the measure picker offers no deeper
+    cutoff (a verdict on P@10 would count ranks never retrieved as empty), and a caption
+    under it names each run's depth; a deeper measure in a shared address is left out."""
+    _, db = small_store
+    _label(db, {"d1": 2, "d2": 0, "d3": 1, "d4": 3, "d5": 1, "d6": 0})
+    at = new_app(page=PAGE)
+    assert not at.exception, at.exception
+    options = at.multiselect(key="rl_compare_measures").options
+    assert "P@3" in options and "nDCG@3" in options
+    assert not [m for m in options if m.split("@")[1] not in ("3",)], options
+    captions = [c.value.replace("\\", "") for c in at.caption]
+    assert ("Cutoffs up to @3 only: r1 and r2 are stored to depth 3. Ranks past a run's depth "
+            "were never retrieved, so a deeper cutoff would count them as empty.") in captions
+    assert not any("@10" in str(v) for t in at.table for v in t.value.index)
+    linked = new_app(page=PAGE)
+    linked.query_params["measures"] = "P@3,P@20"
+    linked.run()
+    assert linked.multiselect(key="rl_compare_measures").value == ["P@3"]
+    assert list(_bottom(linked).index) == ["P@3"]
+    assert ("The address asks for measures 'P@20', not offered for these runs (see under "
+            "Measures); they are left out.") in [w.value.replace("\\", "") for w in linked.warning]
+
+
+def test_runs_stored_to_depth_10_are_offered_5_and_10_not_20_or_100(store_to_10,
+                                                                    new_app) -> None:
+    _, db = store_to_10
+    at = new_app(page=PAGE)
+    options = at.multiselect(key="rl_compare_measures").options
+    assert {m.split("@")[1] for m in options} == {"5", "10"}
+    assert any("Cutoffs up to @10 only: r1 and r2 are stored to depth 10. Ranks past"
+               in c.value.replace("\\", "") for c in at.caption)
+    from evalcore.store.runs import add_run
+
+    add_run(db, study_id="s1", name="r3", source="imported", k=5,
+            results=[("q1", 1, "d4", 1.0), ("q2", 1, "d5", 1.0)])
+    at = new_app(page=PAGE)
+    at.multiselect(key="rl_compare_runs").set_value(["r1", "r3"]).run()
+    assert not at.exception, at.exception
+    options = at.multiselect(key="rl_compare_measures").options
+    assert {m.split("@")[1] for m in options} == {"5"}
+    assert any("Cutoffs up to @5 only: r1 is stored to depth 10, r3 to depth 5. Ranks past"
+               in c.value.replace("\\", "") for c in at.caption)

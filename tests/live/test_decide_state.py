@@ -3,7 +3,7 @@
 from pathlib import Path
 
 import pytest
-from store_fixtures import built_demo
+from store_fixtures import built_demo, shallow_demo_runs
 
 from evalcore.analysis.decision import decide, stored_pair
 from evalcore.analysis.decision_queue import decide_queue
@@ -104,3 +104,45 @@ def test_next_item_puts_passed_items_last_and_skips_a_conflict_the_annotator_vot
         next_queue_item(open_study(db, DEMO_STUDY_ID, None), [first], "z", passed) == first
     )  # comes back
     assert next_queue_item(open_study(db, DEMO_STUDY_ID, None), [], "z") is None
+
+
+def test_runs_stored_to_depth_3_are_decided_at_cutoffs_up_to_3(db) -> None:
+    """Ranks past a run's stored depth were never retrieved: the offered measures are taken
+    at that depth, a deeper target is refused naming each run's depth, and the state's
+    verdicts are at the capped cutoffs (never @10 or @5 on ranks that do not exist)."""
+    from evalcore.live.decide_state import decide_depth_note, decide_measures
+
+    a, b = shallow_demo_runs(db, 3)
+    study = open_study(db, DEMO_STUDY_ID, None)
+    offered = decide_measures(study, a, b)
+    assert offered == ["P@3", "RR@3", "Success@3", "nDCG@3", "R@3"]
+    assert decide_measures(study, A, B) == list(DECIDE_MEASURES)  # the demo's runs are deep
+    assert decide_depth_note(study, A, B) is None
+    note = decide_depth_note(study, a, b)
+    assert note == (f"Cutoffs up to @3 only: {a} and {b} are stored to depth 3. Ranks past a "
+                    "run's depth were never retrieved, so a deeper cutoff would count them as "
+                    "empty.")
+    with pytest.raises(TargetError) as caught:
+        decide_target(study, a, b, "P@10")
+    assert caught.value.parameter == "measure" and caught.value.valid == offered
+    assert f"run {a!r} was stored to depth 3; P@10 would need ranks" in str(caught.value)
+    with pytest.raises(ValueError, match="stored to depth 3; P@5"):
+        stored_pair(study, a, b, ["P@5"])
+    state = decide_state(study, decide_target(study, a, b, "P@3"))
+    assert [d.measure for d in state.decisions] == offered
+    expected = decide(study, a, b, offered)
+    assert [d.model_dump() for d in state.decisions] == [d.model_dump() for d in expected]
+
+
+def test_a_stored_run_is_not_evaluated_past_its_depth(db) -> None:
+    """The library read behind reports and the Dashboard refuses a cutoff past the stored
+    depth rather than taking the ranks never retrieved as empty."""
+    from evalcore.analysis.run_evaluation import evaluate_run_measures
+    from evalcore.contract.measures import parse_measure
+
+    a, _ = shallow_demo_runs(db, 3)
+    study = open_study(db, DEMO_STUDY_ID, None)
+    with pytest.raises(ValueError, match=f"run '{a}' was stored to depth 3; P@10 would need"):
+        evaluate_run_measures(study, a, measures=[parse_measure("P@10")])
+    _, chosen = evaluate_run_measures(study, a, measures=[parse_measure("P@3")])
+    assert chosen is not None
