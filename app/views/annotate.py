@@ -83,6 +83,7 @@ from evalcore.live.decide_state import (
     DECIDE_MEASURES,
     DecideTarget,
     TargetError,
+    decide_carried,
     decide_depth_note,
     decide_measures,
     decide_state,
@@ -844,8 +845,12 @@ def _decide_target(handle: Study) -> DecideTarget | None:
     for key, default in zip((RUN_A_KEY, RUN_B_KEY), runs[:2], strict=True):  # the defaults
         if st.session_state.get(key) not in runs:
             st.session_state[key] = default
-    measures = decide_measures(handle, st.session_state[RUN_A_KEY], st.session_state[RUN_B_KEY])
+    pair = st.session_state[RUN_A_KEY], st.session_state[RUN_B_KEY]
+    measures = decide_measures(handle, *pair)
     chosen = st.session_state.get(MEASURE_KEY)
+    moved = decide_carried(handle, *pair, chosen) if chosen else None
+    if moved is not None:  # the runs changed to shallower ones: the choice follows them
+        chosen = st.session_state[MEASURE_KEY] = moved[0]
     if chosen and chosen not in measures:  # a measure of the catalogue the address asked for
         measures.append(chosen)
     elif not chosen:
@@ -854,7 +859,7 @@ def _decide_target(handle: Study) -> DecideTarget | None:
         st.selectbox("Run A", runs, key=RUN_A_KEY, persist_state="session")
         st.selectbox("Run B", runs, key=RUN_B_KEY, persist_state="session")
         st.selectbox("Measure", measures, key=MEASURE_KEY, persist_state="session")
-    note = decide_depth_note(handle, st.session_state[RUN_A_KEY], st.session_state[RUN_B_KEY])
+    note = moved[1] if moved is not None else decide_depth_note(handle, *pair)
     if note is not None:
         say("caption", note)
     try:

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import pandas as pd
 import streamlit as st
 
-from app.components.address import restore_choice, restore_choices, write_address
+from app.components.address import new_request, restore_choice, restore_choices, write_address
 from app.components.decide_panel import decide_queue_params
 from app.components.figures import unchecked_figure
 from app.components.live_state import with_live_state
@@ -52,7 +52,14 @@ from evalcore.analysis.bottom_line import (
 from evalcore.analysis.bottom_line import signed as signed_text
 from evalcore.analysis.comparability import NotVerified, RunTerms, Verdict, comparability
 from evalcore.analysis.compare import RunComparison, compare_runs
-from evalcore.analysis.decision import EvaluatedPair, depth_note, fits_depth, stored_pair
+from evalcore.analysis.decision import (
+    EvaluatedPair,
+    carried,
+    carried_note,
+    depth_note,
+    fits_depth,
+    stored_pair,
+)
 from evalcore.analysis.pair_comparison import (
     MeasureVerdict,
     PairComparison,
@@ -504,13 +511,18 @@ depths = {n: infos[n].k for n in chosen_names} or {n: r.k for n, r in infos.item
 depth = min(depths.values())
 defaults = _default_measures(handle, depth)
 offered = _measure_options(defaults, depth)
+kept = st.session_state.get("rl_compare_measures")
+moved = {} if kept is None or new_request(PAGE, "measures") else carried(kept, depth, offered)
+if moved:  # the runs changed to shallower ones: the chosen measures follow them
+    st.session_state["rl_compare_measures"] = list(dict.fromkeys(
+        moved.get(name, name) for name in kept if moved.get(name, name)))
 restore_choices(PAGE, "measures", "rl_compare_measures", offered, defaults, what="measures",
                 absent="not offered for these runs (see under Measures)")
 measures = top[1].multiselect("Measures", offered, key="rl_compare_measures",
                               persist_state="session")
 if depth < max(CUTOFFS):  # why the deeper cutoffs are not offered, under the picker
     with top[1]:
-        say("caption", depth_note(depths))
+        say("caption", f"{carried_note(moved)}. " * bool(moved) + depth_note(depths))
 joined = {"runs": ",".join(chosen_names), "measures": ",".join(measures)}
 write_address(PAGE, {**joined, "reference": reference})
 

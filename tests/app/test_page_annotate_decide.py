@@ -285,7 +285,7 @@ def test_switching_to_shallower_runs_carries_the_measure_to_their_depth(demo_sto
     assert picker.value == "P@3"
     assert picker.options == ["P@3", "RR@3", "Success@3", "nDCG@3", "R@3"]
     captions = _text(at.caption)
-    assert f"P@10 changed to P@3: Cutoffs up to @3 only: {a} and {b} are stored to" in captions
+    assert f"P@10 changed to P@3. Cutoffs up to @3 only: {a} and {b} are stored to" in captions
     assert _param(at, "measure") == "P@3" and _param(at, "run_a") == a
     at.selectbox(key="rl_decide_measure").set_value("R@3").run()  # the lead's next choice holds
     assert at.selectbox(key="rl_decide_measure").value == "R@3" and not at.error
