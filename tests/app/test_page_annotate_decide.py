@@ -268,7 +268,8 @@ def test_runs_stored_to_depth_3_are_offered_cutoffs_up_to_3_with_the_reason(
 
 def test_switching_to_shallower_runs_carries_the_measure_to_their_depth(demo_store: Path) -> None:
     """A lead on P@10 over the demo runs (depth 10) who switches the panel to runs stored
-    to depth 3 goes on with P@3 (the same family at the runs' depth), told so; no error."""
+    to depth 3 goes on with P@3 (the same family at the runs' depth), told so until they
+    choose another measure; no error."""
     db = open_store(demo_store)
     try:
         a, b = shallow_demo_runs(db, 3)
@@ -276,9 +277,9 @@ def test_switching_to_shallower_runs_carries_the_measure_to_their_depth(demo_sto
         db.conn.close()
     at = _decide("P@10")
     assert at.selectbox(key="rl_decide_measure").value == "P@10"
-    at.selectbox(key="rl_decide_run_a").set_value(a)
-    at.selectbox(key="rl_decide_run_b").set_value(b)
-    at.run()
+    at.selectbox(key="rl_decide_run_a").set_value(a).run()  # one run at a time, as in a browser
+    assert "P@10 changed to P@3. Cutoffs up to @3 only:" in _text(at.caption)
+    at.selectbox(key="rl_decide_run_b").set_value(b).run()
     assert not at.exception, at.exception
     assert not at.error, _text(at.error)
     picker = at.selectbox(key="rl_decide_measure")

@@ -411,6 +411,8 @@ def test_switching_to_shallower_runs_carries_the_chosen_measures_to_their_depth(
                 results=[("q1", 1, top, 1.0), ("q2", 1, "d5", 1.0)])
     at = new_app(page=PAGE)
     at.multiselect(key="rl_compare_measures").set_value(["P@10", "nDCG@5"]).run()
+    at.multiselect(key="rl_compare_runs").set_value(["r1", "r3"]).run()  # one step at a time
+    assert at.multiselect(key="rl_compare_measures").value == ["P@5", "nDCG@5"]
     at.multiselect(key="rl_compare_runs").set_value(["r3", "r4"]).run()
     assert not at.exception, at.exception
     assert at.multiselect(key="rl_compare_measures").value == ["P@5", "nDCG@5"]
@@ -419,3 +421,5 @@ def test_switching_to_shallower_runs_carries_the_chosen_measures_to_their_depth(
     assert any(c.startswith("P@10 changed to P@5. Cutoffs up to @5 only: r3 and r4 are stored to")
                for c in captions), captions
     assert not at.error and not at.warning
+    at.multiselect(key="rl_compare_measures").set_value(["nDCG@5"]).run()  # the lead's choice
+    assert not any("changed to" in c.value for c in at.caption)
