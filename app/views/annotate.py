@@ -835,6 +835,7 @@ def _address_target(handle: Study, run_a: str, run_b: str, measure: str) -> None
     st.session_state[RUN_A_KEY] = target.run_a
     st.session_state[RUN_B_KEY] = target.run_b
     st.session_state[MEASURE_KEY] = target.measure
+    st.session_state.pop(_CARRIED_KEY, None)  # the address's measure, not a carried one
 
 
 def _decide_target(handle: Study) -> DecideTarget | None:
