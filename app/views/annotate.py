@@ -83,6 +83,7 @@ from evalcore.live.decide_state import (
     DECIDE_MEASURES,
     DecideTarget,
     TargetError,
+    decide_carried,
     decide_depth_note,
     decide_measures,
     decide_state,
@@ -130,6 +131,8 @@ MODE_KEY = "rl_queue_mode"
 RUN_A_KEY = "rl_decide_run_a"
 RUN_B_KEY = "rl_decide_run_b"
 MEASURE_KEY = "rl_decide_measure"
+#: The lead's measure before a switch to shallower runs carried it to their depth.
+_CARRIED_KEY = "_rl_decide_carried"
 #: The sample selector, and (study, sample) of the sample queue on screen: its skips and
 #: can't-judge are recorded as the sample's non-responses.
 SAMPLE_KEY = "rl_sample_name"
@@ -832,6 +835,7 @@ def _address_target(handle: Study, run_a: str, run_b: str, measure: str) -> None
     st.session_state[RUN_A_KEY] = target.run_a
     st.session_state[RUN_B_KEY] = target.run_b
     st.session_state[MEASURE_KEY] = target.measure
+    st.session_state.pop(_CARRIED_KEY, None)  # the address's measure, not a carried one
 
 
 def _decide_target(handle: Study) -> DecideTarget | None:
@@ -844,8 +848,19 @@ def _decide_target(handle: Study) -> DecideTarget | None:
     for key, default in zip((RUN_A_KEY, RUN_B_KEY), runs[:2], strict=True):  # the defaults
         if st.session_state.get(key) not in runs:
             st.session_state[key] = default
-    measures = decide_measures(handle, st.session_state[RUN_A_KEY], st.session_state[RUN_B_KEY])
+    pair = st.session_state[RUN_A_KEY], st.session_state[RUN_B_KEY]
+    measures = decide_measures(handle, *pair)
     chosen = st.session_state.get(MEASURE_KEY)
+    moved = decide_carried(handle, *pair, chosen) if chosen else None
+    origin = st.session_state.get(_CARRIED_KEY)
+    if moved is not None:  # the runs changed to shallower ones: the choice follows them
+        origin = st.session_state[_CARRIED_KEY] = origin or chosen
+        chosen = st.session_state[MEASURE_KEY] = moved[0]
+    # the caption says so while the measure shown is the lead's choice carried to these runs
+    carry = decide_carried(handle, *pair, origin) if origin else None
+    if carry is None or carry[0] != chosen:
+        st.session_state.pop(_CARRIED_KEY, None)
+        carry = None
     if chosen and chosen not in measures:  # a measure of the catalogue the address asked for
         measures.append(chosen)
     elif not chosen:
@@ -854,7 +869,7 @@ def _decide_target(handle: Study) -> DecideTarget | None:
         st.selectbox("Run A", runs, key=RUN_A_KEY, persist_state="session")
         st.selectbox("Run B", runs, key=RUN_B_KEY, persist_state="session")
         st.selectbox("Measure", measures, key=MEASURE_KEY, persist_state="session")
-    note = decide_depth_note(handle, st.session_state[RUN_A_KEY], st.session_state[RUN_B_KEY])
+    note = carry[1] if carry is not None else decide_depth_note(handle, *pair)
     if note is not None:
         say("caption", note)
     try:

@@ -21,7 +21,7 @@ from typing import NamedTuple
 import pandas as pd
 import streamlit as st
 
-from app.components.address import restore_choice, restore_choices, write_address
+from app.components.address import new_request, restore_choice, restore_choices, write_address
 from app.components.decide_panel import decide_queue_params
 from app.components.figures import unchecked_figure
 from app.components.live_state import with_live_state
@@ -52,7 +52,14 @@ from evalcore.analysis.bottom_line import (
 from evalcore.analysis.bottom_line import signed as signed_text
 from evalcore.analysis.comparability import NotVerified, RunTerms, Verdict, comparability
 from evalcore.analysis.compare import RunComparison, compare_runs
-from evalcore.analysis.decision import EvaluatedPair, depth_note, fits_depth, stored_pair
+from evalcore.analysis.decision import (
+    EvaluatedPair,
+    carried,
+    carried_note,
+    depth_note,
+    fits_depth,
+    stored_pair,
+)
 from evalcore.analysis.pair_comparison import (
     MeasureVerdict,
     PairComparison,
@@ -90,6 +97,9 @@ _PENDING_SHOWN = "_rl_compare_pending_shown"
 SAMPLE_CHOICE = "rl_compare_sample"
 NO_PREDICTOR = "(none)"
 _DRAW_MESSAGE = "_rl_compare_draw_message"
+#: The measure picker, and its measures carried to shallower runs' depth (chosen -> shown).
+MEASURES_CHOICE = "rl_compare_measures"
+_CARRIED = "_rl_compare_carried"
 #: The table's significance marks: each run against the baseline, or every pair.
 MODES = {"baseline": "each run vs the baseline", "pairwise": "every pair (the earlier run as baseline)"}
 
@@ -110,6 +120,29 @@ def _measure_options(defaults: list[str], depth: int) -> list[str]:
     cutoffs = dict.fromkeys([*(k for k in CUTOFFS if k < depth), depth])
     catalogue = [Measure(family, k).canonical for k in cutoffs for family in FAMILIES]
     return list(dict.fromkeys(defaults + catalogue))
+
+
+def _carry_measures(depth: int, offered: list[str]) -> dict[str, str | None]:
+    """Carry the chosen measures past ``depth`` (the runs changed to shallower ones) to it
+    (:func:`~evalcore.analysis.decision.carried`); what the lead chose -> what shows
+    instead, kept while it still does so (the caption says it), none after a new address."""
+    kept = st.session_state.get(MEASURES_CHOICE)
+    if kept is None or new_request(PAGE, "measures"):
+        st.session_state.pop(_CARRIED, None)
+        return {}
+    origins: dict[str, str | None] = st.session_state.get(_CARRIED, {})
+    moved = carried(kept, depth, offered)
+    if moved:
+        st.session_state[MEASURES_CHOICE] = list(dict.fromkeys(
+            moved.get(name, name) for name in kept if moved.get(name, name)))
+        via = {new: old for old, new in origins.items() if new}  # an earlier carry goes on
+        origins = {**origins, **{via.get(old, old): new for old, new in moved.items()}}
+    chosen = st.session_state[MEASURES_CHOICE]
+    now = carried(list(origins), depth, offered)
+    origins = {old: new for old, new in origins.items()
+               if old in now and now[old] == new and (new is None or new in chosen)}
+    st.session_state[_CARRIED] = origins
+    return origins
 
 
 def _evaluations(handle: Study, runs: list[str], reference: str | None) -> dict[
@@ -504,13 +537,14 @@ depths = {n: infos[n].k for n in chosen_names} or {n: r.k for n, r in infos.item
 depth = min(depths.values())
 defaults = _default_measures(handle, depth)
 offered = _measure_options(defaults, depth)
-restore_choices(PAGE, "measures", "rl_compare_measures", offered, defaults, what="measures",
+moved = _carry_measures(depth, offered)
+restore_choices(PAGE, "measures", MEASURES_CHOICE, offered, defaults, what="measures",
                 absent="not offered for these runs (see under Measures)")
-measures = top[1].multiselect("Measures", offered, key="rl_compare_measures",
+measures = top[1].multiselect("Measures", offered, key=MEASURES_CHOICE,
                               persist_state="session")
 if depth < max(CUTOFFS):  # why the deeper cutoffs are not offered, under the picker
     with top[1]:
-        say("caption", depth_note(depths))
+        say("caption", f"{carried_note(moved)}. " * bool(moved) + depth_note(depths))
 joined = {"runs": ",".join(chosen_names), "measures": ",".join(measures)}
 write_address(PAGE, {**joined, "reference": reference})
 

@@ -385,6 +385,26 @@ def capped(measure: Measure, depth: int) -> Measure:
     return Measure(measure.family, k=depth, rel=measure.rel, p=measure.p)
 
 
+def carried(names: Sequence[str], depth: int, offered: Sequence[str]) -> dict[str, str | None]:
+    """Each of ``names`` past ``depth`` (runs switched to shallower ones) -> the same family
+    at ``depth`` (:func:`capped`) when ``offered`` has it, else None; names that fit are
+    left out, so an empty answer means nothing changes."""
+    moved: dict[str, str | None] = {}
+    for name in names:
+        measure = parse_measure(name)
+        if not fits_depth(measure, depth):
+            canonical = capped(measure, depth).canonical
+            moved[name] = canonical if canonical in offered else None
+    return moved
+
+
+def carried_note(moved: dict[str, str | None]) -> str:
+    """What :func:`carried` changed, in words, to precede the depth note: ``P@10 changed to
+    P@3``, ``RR@10 left out``."""
+    return "; ".join(f"{old} changed to {new}" if new else f"{old} left out"
+                     for old, new in moved.items())
+
+
 def stored_depths(study: Study, runs: Sequence[str]) -> dict[str, int]:
     """Each of ``runs``' stored depth (``runs.k``), in the order given."""
     return {name: get_run(study, name).k for name in dict.fromkeys(runs)}

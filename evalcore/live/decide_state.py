@@ -12,6 +12,8 @@ from collections.abc import Collection, Sequence
 from evalcore.analysis.decision import (
     Decision,
     capped,
+    carried,
+    carried_note,
     decide_measure,
     depth_note,
     depth_problems,
@@ -70,6 +72,19 @@ def decide_depth_note(study: Study, run_a: str, run_b: str) -> str | None:
     if not depth_problems(depths, [parse_measure(m) for m in DECIDE_MEASURES]):
         return None
     return depth_note(depths)
+
+
+def decide_carried(study: Study, run_a: str, run_b: str, measure: str) -> tuple[str, str] | None:
+    """``measure`` (the panel's choice before its runs changed) carried to two runs' stored
+    depth: the same family at that depth, or the first offered measure when that one is not
+    offered, with the caption saying so and why; None when ``measure`` fits both runs."""
+    depths = stored_depths(study, [run_a, run_b])
+    offered = decide_measures(study, run_a, run_b)
+    moved = carried([measure], min(depths.values()), offered)
+    if not moved:
+        return None
+    moved[measure] = moved[measure] or offered[0]
+    return moved[measure], f"{carried_note(moved)}. {depth_note(depths)}"
 
 
 def decide_target(study: Study, run_a: str, run_b: str, measure: str) -> DecideTarget:

@@ -264,3 +264,30 @@ def test_runs_stored_to_depth_3_are_offered_cutoffs_up_to_3_with_the_reason(
     error = _text(deep.error)
     assert f"run {a!r} was stored to depth 3; P@10 would need ranks" in error
     assert "valid values: P@3, RR@3" in error
+
+
+def test_switching_to_shallower_runs_carries_the_measure_to_their_depth(demo_store: Path) -> None:
+    """A lead on P@10 over the demo runs (depth 10) who switches the panel to runs stored
+    to depth 3 goes on with P@3 (the same family at the runs' depth), told so until they
+    choose another measure; no error."""
+    db = open_store(demo_store)
+    try:
+        a, b = shallow_demo_runs(db, 3)
+    finally:
+        db.conn.close()
+    at = _decide("P@10")
+    assert at.selectbox(key="rl_decide_measure").value == "P@10"
+    at.selectbox(key="rl_decide_run_a").set_value(a).run()  # one run at a time, as in a browser
+    assert "P@10 changed to P@3. Cutoffs up to @3 only:" in _text(at.caption)
+    at.selectbox(key="rl_decide_run_b").set_value(b).run()
+    assert not at.exception, at.exception
+    assert not at.error, _text(at.error)
+    picker = at.selectbox(key="rl_decide_measure")
+    assert picker.value == "P@3"
+    assert picker.options == ["P@3", "RR@3", "Success@3", "nDCG@3", "R@3"]
+    captions = _text(at.caption)
+    assert f"P@10 changed to P@3. Cutoffs up to @3 only: {a} and {b} are stored to" in captions
+    assert _param(at, "measure") == "P@3" and _param(at, "run_a") == a
+    at.selectbox(key="rl_decide_measure").set_value("R@3").run()  # the lead's next choice holds
+    assert at.selectbox(key="rl_decide_measure").value == "R@3" and not at.error
+    assert "changed to" not in _text(at.caption)

@@ -396,3 +396,30 @@ def test_runs_stored_to_depth_10_are_offered_5_and_10_not_20_or_100(store_to_10,
     assert {m.split("@")[1] for m in options} == {"5"}
     assert any("Cutoffs up to @5 only: r1 is stored to depth 10, r3 to depth 5. Ranks past"
                in c.value.replace("\\", "") for c in at.caption)
+
+
+def test_switching_to_shallower_runs_carries_the_chosen_measures_to_their_depth(
+        store_to_10, new_app) -> None:
+    """P@10 chosen over runs stored to depth 10 becomes P@5 when runs stored to depth 5 are
+    chosen instead (the same family at the runs' depth), with a caption saying so; the
+    bottom line follows."""
+    _, db = store_to_10
+    from evalcore.store.runs import add_run
+
+    for name, top in (("r3", "d4"), ("r4", "d1")):
+        add_run(db, study_id="s1", name=name, source="imported", k=5,
+                results=[("q1", 1, top, 1.0), ("q2", 1, "d5", 1.0)])
+    at = new_app(page=PAGE)
+    at.multiselect(key="rl_compare_measures").set_value(["P@10", "nDCG@5"]).run()
+    at.multiselect(key="rl_compare_runs").set_value(["r1", "r3"]).run()  # one step at a time
+    assert at.multiselect(key="rl_compare_measures").value == ["P@5", "nDCG@5"]
+    at.multiselect(key="rl_compare_runs").set_value(["r3", "r4"]).run()
+    assert not at.exception, at.exception
+    assert at.multiselect(key="rl_compare_measures").value == ["P@5", "nDCG@5"]
+    assert list(_bottom(at).index) == ["P@5", "nDCG@5"]
+    captions = [c.value.replace("\\", "") for c in at.caption]
+    assert any(c.startswith("P@10 changed to P@5. Cutoffs up to @5 only: r3 and r4 are stored to")
+               for c in captions), captions
+    assert not at.error and not at.warning
+    at.multiselect(key="rl_compare_measures").set_value(["nDCG@5"]).run()  # the lead's choice
+    assert not any("changed to" in c.value for c in at.caption)

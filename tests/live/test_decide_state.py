@@ -146,3 +146,26 @@ def test_a_stored_run_is_not_evaluated_past_its_depth(db) -> None:
         evaluate_run_measures(study, a, measures=[parse_measure("P@10")])
     _, chosen = evaluate_run_measures(study, a, measures=[parse_measure("P@3")])
     assert chosen is not None
+
+
+def test_a_measure_past_new_runs_depth_is_carried_to_it(db) -> None:
+    """The decide panel's choice follows a switch to shallower runs: the same family at their
+    depth when offered, else the first offered measure; a measure that fits stays."""
+    from evalcore.live.decide_state import decide_carried, decide_depth_note
+
+    study = open_study(db, DEMO_STUDY_ID, None)
+    a, b = shallow_demo_runs(db, 3)
+    assert decide_carried(study, A, B, "P@10") is None
+    assert decide_carried(study, a, b, "P@3") is None
+    measure, note = decide_carried(study, a, b, "P@10")
+    assert (measure, note) == ("P@3", f"P@10 changed to P@3. {decide_depth_note(study, a, b)}")
+    assert decide_carried(study, a, b, "nDCG@5")[0] == "nDCG@3"
+    assert decide_carried(study, a, b, "AP@10")[:1] == ("P@3",)  # AP is not offered
+
+
+def test_carried_names_only_the_measures_past_the_depth() -> None:
+    from evalcore.analysis.decision import carried, carried_note
+
+    moved = carried(["P@10", "nDCG@3", "RBP@10", "AP"], 5, ["P@5", "nDCG@3"])
+    assert moved == {"P@10": "P@5", "RBP@10": None}  # AP without a cutoff reads what is stored
+    assert carried_note(moved) == "P@10 changed to P@5; RBP@10 left out"
