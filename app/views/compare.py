@@ -544,7 +544,8 @@ measures = top[1].multiselect("Measures", offered, key=MEASURES_CHOICE,
                               persist_state="session")
 if depth < max(CUTOFFS):  # why the deeper cutoffs are not offered, under the picker
     with top[1]:
-        say("caption", f"{carried_note(moved)}. " * bool(moved) + depth_note(depths))
+        changed = f"{carried_note(moved)}. " if moved else ""
+        say("caption", changed + depth_note(depths))
 joined = {"runs": ",".join(chosen_names), "measures": ",".join(measures)}
 write_address(PAGE, {**joined, "reference": reference})
 
